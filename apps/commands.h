@@ -1,0 +1,10 @@
+#pragma once
+// Subcommands of build/lazygrad; each add_*_command registers one on the app.
+#include <CLI/CLI.hpp>
+
+namespace lg::apps {
+
+void add_ops_command(CLI::App& app);      // lazygrad ops: the IR's op list with each op's meaning
+void add_devices_command(CLI::App& app);  // lazygrad devices: devices this build can run on
+
+}  // namespace lg::apps

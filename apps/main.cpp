@@ -1,0 +1,23 @@
+// build/lazygrad: the one command line. Each subcommand lives in its own file and registers here.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "apps/commands.h"
+#include "base/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"lazygrad: trains Llama 3.1 models from scratch; runs the MLPerf llama31_8b benchmark"};
+  app.require_subcommand(1);
+  app.footer("Environment: DEBUG=1..5, SPEC=1|2, DEVICE=INTERP (see docs/debugging.md).");
+  lg::apps::add_ops_command(app);
+  lg::apps::add_devices_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  } catch (const lg::Error& e) {
+    std::fprintf(stderr, "lazygrad: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

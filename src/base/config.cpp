@@ -1,0 +1,38 @@
+#include "base/config.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "base/error.h"
+
+namespace lg {
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0') return fallback;
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  LG_USER_CHECK(end != v && *end == '\0', "environment variable ", name, "=\"", v,
+                "\" is not an integer; set it to a whole number such as ", name, "=1");
+  return static_cast<int>(x);
+}
+
+static Config read_config() {
+  Config c;
+  c.debug = env_int("DEBUG", 0);
+  c.spec = env_int("SPEC", 0);
+  c.beam = env_int("BEAM", 0);
+  c.noopt = env_int("NOOPT", 0) != 0;
+  c.threads = env_int("THREADS", 0);
+  if (const char* d = std::getenv("DEVICE"); d != nullptr && *d != '\0') c.device = d;
+  return c;
+}
+
+Config& config() {
+  static Config c = read_config();
+  return c;
+}
+
+void config_reload() { config() = read_config(); }
+
+}  // namespace lg

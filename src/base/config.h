@@ -1,0 +1,31 @@
+#pragma once
+// Every debug and tuning knob, read from the environment in one place (house style rule 17).
+//   DEBUG   1 kernels and timings, 2 schedule, 3 opts, 4 source, 5 IR after each named rewrite
+//   SPEC    1 verify the graph at stage boundaries, 2 also after every rewrite
+//   BEAM    beam width for kernel optimization search (0: heuristics)
+//   NOOPT   1 disables kernel optimizations
+//   DEVICE  default device for new tensors (INTERP until a faster device exists)
+//   THREADS worker threads for devices that run kernels in parallel (0: one per core)
+#include <string>
+
+namespace lg {
+
+struct Config {
+  int debug = 0;
+  int spec = 0;
+  int beam = 0;
+  bool noopt = false;
+  std::string device = "INTERP";
+  int threads = 0;
+};
+
+// The process-wide configuration, read from the environment on first use.
+Config& config();
+
+// Re-reads the environment (tests that set variables call this).
+void config_reload();
+
+// Integer environment variable with a default; a malformed value is a user error naming the variable.
+int env_int(const char* name, int fallback);
+
+}  // namespace lg

@@ -1,0 +1,68 @@
+#include "ir/build.h"
+
+#include <cmath>
+
+#include "base/error.h"
+
+namespace lg {
+
+NodeRef cnst(DType t, double v, const NodeRef& device) {
+  std::vector<NodeRef> src;
+  if (device) src.push_back(device);
+  if (is_float(t)) return make(Op::CONST, t, std::move(src), round_to_float_dtype(v, t));
+  int64_t i;
+  if (is_bool(t)) i = (v != 0.0);
+  else if (std::isnan(v)) i = 0;
+  else if (v >= 9.2233720368547758e18) i = is_unsigned(t) ? static_cast<int64_t>(static_cast<uint64_t>(v)) : int_dtype_max(t);
+  else if (v <= -9.2233720368547758e18) i = int_dtype_min(t);
+  else i = static_cast<int64_t>(v);
+  return make(Op::CONST, t, std::move(src), wrap_to_int_dtype(i, t));
+}
+
+NodeRef cnst_int(DType t, int64_t v, const NodeRef& device) {
+  if (is_float(t)) return cnst(t, static_cast<double>(v), device);
+  std::vector<NodeRef> src;
+  if (device) src.push_back(device);
+  return make(Op::CONST, t, std::move(src), wrap_to_int_dtype(v, t));
+}
+
+NodeRef bool_const(bool v) { return make(Op::CONST, dtypes::boolean, {}, int64_t{v}); }
+
+NodeRef alu(Op op, const NodeRef& a) { return make(op, a->dtype, {a}); }
+
+NodeRef alu(Op op, const NodeRef& a, const NodeRef& b) {
+  DType t = is_comparison(op) ? DType{Scalar::Bool, a->dtype.count} : a->dtype;
+  return make(op, t, {a, b});
+}
+
+NodeRef where(const NodeRef& c, const NodeRef& a, const NodeRef& b) { return make(Op::WHERE, a->dtype, {c, a, b}); }
+
+NodeRef cast(const NodeRef& x, DType t) { return x->dtype == t ? x : make(Op::CAST, t, {x}); }
+
+static NodeRef like(const NodeRef& a, int64_t v) { return cnst_int(a->dtype, v, a->op == Op::CONST && !a->src.empty() ? a->src[0] : NodeRef{}); }
+
+NodeRef operator+(const NodeRef& a, const NodeRef& b) { return alu(Op::ADD, a, b); }
+NodeRef operator-(const NodeRef& a, const NodeRef& b) {
+  return is_float(a->dtype) ? alu(Op::ADD, a, alu(Op::NEG, b)) : alu(Op::ADD, a, alu(Op::MUL, b, like(b, -1)));
+}
+NodeRef operator*(const NodeRef& a, const NodeRef& b) { return alu(Op::MUL, a, b); }
+NodeRef operator/(const NodeRef& a, const NodeRef& b) { return alu(Op::IDIV, a, b); }
+NodeRef operator%(const NodeRef& a, const NodeRef& b) { return alu(Op::MOD, a, b); }
+NodeRef operator+(const NodeRef& a, int64_t b) { return a + like(a, b); }
+NodeRef operator-(const NodeRef& a, int64_t b) { return a + like(a, -b); }
+NodeRef operator*(const NodeRef& a, int64_t b) { return a * like(a, b); }
+NodeRef operator/(const NodeRef& a, int64_t b) { return a / like(a, b); }
+NodeRef operator%(const NodeRef& a, int64_t b) { return a % like(a, b); }
+NodeRef lt(const NodeRef& a, const NodeRef& b) { return alu(Op::CMPLT, a, b); }
+NodeRef lt(const NodeRef& a, int64_t b) { return lt(a, like(a, b)); }
+NodeRef ge(const NodeRef& a, int64_t b) { return logical_not(lt(a, b)); }
+NodeRef ne(const NodeRef& a, const NodeRef& b) { return alu(Op::CMPNE, a, b); }
+NodeRef eq(const NodeRef& a, const NodeRef& b) { return alu(Op::CMPEQ, a, b); }
+NodeRef logical_and(const NodeRef& a, const NodeRef& b) { return alu(Op::AND, a, b); }
+NodeRef logical_not(const NodeRef& a) { return alu(Op::XOR, a, bool_const(true)); }
+
+NodeRef range(int64_t end, int64_t id, AxisType type) {
+  return make(Op::RANGE, dtypes::index, {index_const(end)}, RangeArg{id, type});
+}
+
+}  // namespace lg
