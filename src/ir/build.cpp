@@ -1,8 +1,10 @@
 #include "ir/build.h"
 
+#include <atomic>
 #include <cmath>
 
 #include "base/error.h"
+#include "ir/scalar.h"
 
 namespace lg {
 
@@ -10,13 +12,7 @@ NodeRef cnst(DType t, double v, const NodeRef& device) {
   std::vector<NodeRef> src;
   if (device) src.push_back(device);
   if (is_float(t)) return make(Op::CONST, t, std::move(src), round_to_float_dtype(v, t));
-  int64_t i;
-  if (is_bool(t)) i = (v != 0.0);
-  else if (std::isnan(v)) i = 0;
-  else if (v >= 9.2233720368547758e18) i = is_unsigned(t) ? static_cast<int64_t>(static_cast<uint64_t>(v)) : int_dtype_max(t);
-  else if (v <= -9.2233720368547758e18) i = int_dtype_min(t);
-  else i = static_cast<int64_t>(v);
-  return make(Op::CONST, t, std::move(src), wrap_to_int_dtype(i, t));
+  return make(Op::CONST, t, std::move(src), cast_value(Value::of_float(v), dtypes::float64, t).i);
 }
 
 NodeRef cnst_int(DType t, int64_t v, const NodeRef& device) {
@@ -60,6 +56,14 @@ NodeRef ne(const NodeRef& a, const NodeRef& b) { return alu(Op::CMPNE, a, b); }
 NodeRef eq(const NodeRef& a, const NodeRef& b) { return alu(Op::CMPEQ, a, b); }
 NodeRef logical_and(const NodeRef& a, const NodeRef& b) { return alu(Op::AND, a, b); }
 NodeRef logical_not(const NodeRef& a) { return alu(Op::XOR, a, bool_const(true)); }
+
+NodeRef new_buffer(const NodeRef& device, DType dtype, int64_t size) {
+  static std::atomic<uint64_t> next_uid{1};
+  LG_CHECK(device && device->op == Op::DEVICE, "new_buffer needs a DEVICE");
+  return make(Op::BUFFER, dtype, {device}, BufferArg{next_uid.fetch_add(1), size});
+}
+
+NodeRef device_node(const std::string& name) { return make(Op::DEVICE, dtypes::void_, {}, name); }
 
 NodeRef range(int64_t end, int64_t id, AxisType type) {
   return make(Op::RANGE, dtypes::index, {index_const(end)}, RangeArg{id, type});

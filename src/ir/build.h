@@ -37,6 +37,10 @@ NodeRef eq(const NodeRef& a, const NodeRef& b);
 NodeRef logical_and(const NodeRef& a, const NodeRef& b);
 NodeRef logical_not(const NodeRef& a);  // XOR with true
 
+// A new, never used before BUFFER of `size` elements on device (a DEVICE node).
+NodeRef new_buffer(const NodeRef& device, DType dtype, int64_t size);
+NodeRef device_node(const std::string& name);
+
 // A kernel loop variable 0..end-1.
 NodeRef range(int64_t end, int64_t id, AxisType type);
 

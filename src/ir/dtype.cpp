@@ -155,12 +155,22 @@ float f16_bits_to_float(uint16_t h) {
   return std::bit_cast<float>(sign | ((exp + 112u) << 23) | (man << 13));
 }
 
+// double -> float rounding to odd: x itself when a float holds it, otherwise the neighbouring float
+// whose last bit is 1. Rounding that to a 16-bit float (<= 11 significant bits; 24 >= 11 + 2) gives
+// the correctly rounded result. Rounding to the nearest float first would round twice:
+// 1 + 2^-11 + 2^-40 would become the half halfway point 1 + 2^-11, then 1 instead of 1 + 2^-10.
+static float to_float_round_odd(double x) {
+  float f = static_cast<float>(x);
+  if (static_cast<double>(f) == x || !std::isfinite(f) || (std::bit_cast<uint32_t>(f) & 1u)) return f;
+  return std::nextafter(f, x > f ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity());
+}
+
 double round_to_float_dtype(double x, DType t) {
   switch (t.scalar) {
     case Scalar::Float64: return x;
     case Scalar::Float32: return static_cast<float>(x);
-    case Scalar::BFloat16: return bf16_bits_to_float(float_to_bf16_bits(static_cast<float>(x)));
-    case Scalar::Float16: return f16_bits_to_float(float_to_f16_bits(static_cast<float>(x)));
+    case Scalar::BFloat16: return bf16_bits_to_float(float_to_bf16_bits(to_float_round_odd(x)));
+    case Scalar::Float16: return f16_bits_to_float(float_to_f16_bits(to_float_round_odd(x)));
     default: internal_error(__FILE__, __LINE__, "round_to_float_dtype of " + name(t));
   }
 }

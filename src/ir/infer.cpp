@@ -163,13 +163,14 @@ Shape infer_shape(Op op, const std::vector<NodeRef>& src, const Arg& arg) {
 
 const Node* infer_device(Op op, const std::vector<NodeRef>& src) {
   if (op == Op::COPY) return src[1].get();
-  if (op == Op::DEVICE) return nullptr;
+  if (op == Op::DEVICE || op == Op::SINK) return nullptr;  // a SINK may group roots of several devices
   if (op == Op::BUFFER || op == Op::CONST || op == Op::IOTA) return src.empty() ? nullptr : src[0].get();
   const Node* d = nullptr;
   for (const NodeRef& s : src) {
     const Node* sd = s->op == Op::DEVICE ? nullptr : s->device;
     if (sd == nullptr) continue;
-    LG_CHECK(d == nullptr || d == sd, op_name(op), " mixes devices ", d->device_name(), " and ", sd->device_name());
+    LG_CHECK(d == nullptr || d == sd, op_name(op), " mixes devices ", std::get<std::string>(d->arg), " and ",
+             std::get<std::string>(sd->arg));
     d = sd;
   }
   return d;

@@ -69,7 +69,9 @@ Value cast_value(Value v, DType from, DType to) {
   // integer or bool source
   if (is_float(to)) {
     double x = from.scalar == Scalar::UInt64 ? static_cast<double>(static_cast<uint64_t>(v.i)) : static_cast<double>(v.i);
-    if (to.scalar != Scalar::Float64) x = static_cast<float>(from.scalar == Scalar::UInt64 ? static_cast<float>(static_cast<uint64_t>(v.i)) : static_cast<float>(v.i));
+    // float32: one rounding from the integer. 16-bit floats: from the double (exact below 2^53), which
+    // rounds once; going through the nearest float would round twice (2^24 + 2^16 + 1 -> bf16 2^24).
+    if (to.scalar == Scalar::Float32) x = static_cast<float>(from.scalar == Scalar::UInt64 ? static_cast<float>(static_cast<uint64_t>(v.i)) : static_cast<float>(v.i));
     return Value::of_float(fround(x, to));
   }
   if (is_bool(to)) return Value::of_int(v.i != 0);

@@ -1,5 +1,6 @@
 #include "rewrite/rewrite.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <unordered_map>
 #include <unordered_set>
@@ -89,14 +90,15 @@ class Driver {
         if (!active_.insert(f.orig.get()).second) fail("a rule's result contains the node being rewritten", f.orig);
         f.cur = f.orig;
         if (o_.top_down) {
-          std::unordered_set<const Node*> chain{f.cur.get()};
+          std::vector<NodeRef> chain{f.cur};  // held, so no address in it is reused meanwhile
           while (NodeRef r = apply(f.cur)) {
             if (auto it = done_.find(r.get()); it != done_.end()) {
               f.cur = r;
               finish(it->second.second);
               return;
             }
-            if (!chain.insert(r.get()).second) fail("rules cycle on one node", r);
+            if (std::find(chain.begin(), chain.end(), r) != chain.end()) fail("rules cycle on one node", r);
+            chain.push_back(r);
             f.cur = r;
           }
           if (f.cur != f.orig) active_.insert(f.cur.get());

@@ -1,0 +1,138 @@
+#include "codegen/linearize.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "base/error.h"
+#include "ir/graph.h"
+
+namespace lg {
+namespace {
+
+using RangeSet = std::vector<const Node*>;  // sorted by range id
+
+int64_t range_id(const Node* r) { return r->get_arg<RangeArg>().id; }
+
+RangeSet merge(const RangeSet& a, const RangeSet& b) {
+  RangeSet out;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out),
+                 [](const Node* x, const Node* y) { return range_id(x) < range_id(y); });
+  return out;
+}
+
+RangeSet minus(const RangeSet& a, const RangeSet& b) {
+  RangeSet out;
+  for (const Node* r : a)
+    if (std::find(b.begin(), b.end(), r) == b.end()) out.push_back(r);
+  return out;
+}
+
+RangeSet acc_ranges(const Node* acc) {
+  RangeSet r;
+  for (size_t i = 1; i < acc->src.size(); i++) r.push_back(acc->src[i].get());
+  std::sort(r.begin(), r.end(), [](const Node* x, const Node* y) { return range_id(x) < range_id(y); });
+  return r;
+}
+
+class Linearizer {
+ public:
+  explicit Linearizer(const NodeRef& kernel) : kernel_(kernel) {
+    for (const Node* n : toposort(kernel)) live_[n] = live_ranges(n);
+  }
+
+  LinearProgram run(const std::string& name) {
+    LinearProgram p;
+    p.name = name;
+    std::vector<const Node*> globals;
+    for (auto& [n, _] : live_)
+      if (n->op == Op::DEFINE_GLOBAL) globals.push_back(n);
+    std::sort(globals.begin(), globals.end(), [](const Node* a, const Node* b) { return a->get_arg<int64_t>() < b->get_arg<int64_t>(); });
+    for (const Node* g : globals) {
+      LG_CHECK(g->get_arg<int64_t>() == static_cast<int64_t>(p.globals.size()), "DEFINE_GLOBAL slots are not 0..n-1");
+      p.globals.push_back(g->dtype.base());
+      push(g);
+    }
+    for (const NodeRef& store : kernel_->src) {
+      RangeSet outer = live_.at(store.get());
+      for (const Node* r : outer) open(r);
+      emit(store.get());
+      for (size_t i = outer.size(); i-- > 0;) close(outer[i]);
+    }
+    p.ops = std::move(out_);
+    return p;
+  }
+
+ private:
+  NodeRef kernel_;
+  std::unordered_map<const Node*, RangeSet> live_;
+  std::unordered_set<const Node*> emitted_;
+  RangeSet open_;
+  std::vector<NodeRef> out_;
+
+  RangeSet live_ranges(const Node* n) {
+    if (n->op == Op::RANGE) return merge({n}, live_.at(n->src[0].get()));
+    if (n->op == Op::DEFINE_ACC) return acc_ranges(n);  // it changes in every iteration of its loops
+    if (n->op == Op::ACCUMULATE) return minus(live_.at(n->src[1].get()), acc_ranges(n->src[0].get()));
+    RangeSet r;
+    for (const NodeRef& s : n->src) r = merge(r, live_.at(s.get()));
+    return r;
+  }
+
+  bool is_open(const Node* r) const { return std::find(open_.begin(), open_.end(), r) != open_.end(); }
+  bool placeable(const Node* n) const {
+    for (const Node* r : live_.at(n))
+      if (!is_open(r)) return false;
+    return true;
+  }
+
+  void push(const Node* n) {
+    emitted_.insert(n);
+    out_.push_back(NodeRef::share(n));
+  }
+
+  void open(const Node* r) {
+    emit(r->src[0].get());  // the loop bound
+    push(r);
+    open_.push_back(r);
+  }
+
+  void close(const Node* r) {
+    LG_CHECK(!open_.empty() && open_.back() == r, "loops close out of order");
+    open_.pop_back();
+    out_.push_back(make(Op::END, dtypes::void_, {NodeRef::share(r)}));
+  }
+
+  void emit(const Node* n) {
+    if (emitted_.count(n)) return;
+    if (n->op == Op::ACCUMULATE) return emit_accumulate(n);
+    LG_CHECK(n->op != Op::RANGE && n->op != Op::DEFINE_ACC, op_name(n->op), " used outside its loops");
+    LG_CHECK(placeable(n), "node ", op_name(n->op), " needs a loop that is not open");
+    for (const NodeRef& s : n->src) emit(s.get());
+    push(n);
+  }
+
+  // acc loops: hoist what does not depend on them, DEFINE_ACC, open, the update, ACCUMULATE, close.
+  void emit_accumulate(const Node* a) {
+    const Node* acc = a->src[0].get();
+    NodeRef update = a->src[1];
+    for (const Node* n : toposort(update))
+      if (!emitted_.count(n) && n != acc && n->op != Op::DEFINE_ACC && n->op != Op::RANGE && placeable(n)) emit(n);
+    emit(acc->src[0].get());
+    push(acc);
+    RangeSet loops = acc_ranges(acc);
+    for (const Node* r : loops) open(r);
+    emit(update.get());
+    push(a);
+    for (size_t i = loops.size(); i-- > 0;) close(loops[i]);
+  }
+};
+
+}  // namespace
+
+LinearProgram linearize(const NodeRef& kernel, const std::string& name) {
+  LG_CHECK(kernel->op == Op::SINK, "linearize of ", op_name(kernel->op));
+  return Linearizer(kernel).run(name);
+}
+
+}  // namespace lg

@@ -1,0 +1,14 @@
+#pragma once
+// Linearize: orders a program-stage kernel (after "lower reduce") into a LinearProgram.
+//
+// Every node is placed by the loops it depends on (its live ranges: the RANGEs it reads, minus those
+// an ACCUMULATE closes). All output loops open first; each accumulator's loops open just after its
+// DEFINE_ACC, and everything its value needs that does not depend on those loops is emitted before
+// they open, so a value computed inside a loop is never used after it closes.
+#include "codegen/program.h"
+
+namespace lg {
+
+LinearProgram linearize(const NodeRef& kernel, const std::string& name);
+
+}  // namespace lg

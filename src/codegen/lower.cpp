@@ -1,0 +1,35 @@
+#include <cstdio>
+
+#include "base/config.h"
+#include "base/error.h"
+#include "codegen/linearize.h"
+#include "codegen/lower_reduce.h"
+#include "codegen/program.h"
+#include "rewrite/rewrite.h"
+#include "rewrite/rules/symbolic.h"
+#include "rewrite/spec.h"
+
+namespace lg {
+
+// The codegen pipeline, one named step per line.
+LinearProgram lower_kernel(const NodeRef& ast, const std::string& name) {
+  NodeRef k = ast;
+  // Movement ops left index arithmetic like (r0*12 + r1) / 12: fold it before anything reads it.
+  k = rewrite(k, pm_symbolic(), {.name = "initial symbolic"});
+  // (Optimizations as Opt lists apply here: they reshape the RANGEs of the simplified kernel.)
+  // REDUCE becomes an accumulator: DEFINE_ACC before the loops, ACCUMULATE inside.
+  k = lower_reduce(k);
+  verify_stage(k, program_spec(), "after lower reduce");
+  // Fold what lowering exposed (identities of accumulators, index math in gates).
+  k = rewrite(k, pm_symbolic(), {.name = "final symbolic", .spec = &program_spec()});
+  // Order everything into loops.
+  LinearProgram prog = linearize(k, name);
+  if (config().spec >= 1) {
+    std::string e = check_linear(prog);
+    LG_CHECK(e.empty(), "linear program ", name, ": ", e, "\n", to_string(prog));
+  }
+  if (config().debug >= 5) std::fprintf(stderr, "=== linear %s ===\n%s", name.c_str(), to_string(prog).c_str());
+  return prog;
+}
+
+}  // namespace lg

@@ -1,0 +1,71 @@
+#include "codegen/program.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "base/error.h"
+#include "ir/graph.h"
+#include "rewrite/spec.h"
+
+namespace lg {
+
+const Spec& program_spec() {
+  static const Spec spec{
+      "program",
+      {
+          {Pat::op(Op::SINK), nullptr},
+          {Pat::op(Op::STORE, {Pat::op(Op::INDEX), Pat::any()}), nullptr},
+          {Pat::op(Op::INDEX, {Pat::op(Op::DEFINE_GLOBAL), Pat::any().dtype(dtypes::index)}).prefix(), nullptr},
+          {Pat::ops(op_set({Op::LOAD, Op::DEFINE_GLOBAL, Op::RANGE, Op::DEFINE_VAR})), nullptr},
+          {Pat::op(Op::DEFINE_ACC), [](const Match& m) {
+             for (size_t i = 1; i < m.root()->src.size(); i++)
+               if (m.root()->src[i]->op != Op::RANGE) return false;
+             return m.root()->src[0]->op == Op::CONST;
+           }},
+          {Pat::op(Op::ACCUMULATE, {Pat::op(Op::DEFINE_ACC), Pat::any()}), nullptr},
+          {Pat::op(Op::CONST), [](const Match& m) { return m.root()->src.empty(); }},
+          {Pat::any().where([](const Node& n) { return is_alu(n.op) && n.shape.empty(); }), nullptr},
+      },
+      nullptr};
+  return spec;
+}
+
+std::string check_linear(const LinearProgram& prog) {
+  std::unordered_set<const Node*> seen;
+  std::vector<const Node*> loops;
+  std::unordered_set<const Node*> closed;
+  for (size_t i = 0; i < prog.ops.size(); i++) {
+    const Node* n = prog.ops[i].get();
+    for (const NodeRef& s : n->src) {
+      if (!seen.count(s.get())) return str("op ", i, " (", op_name(n->op), ") uses a value not computed before it");
+      if (s->op == Op::RANGE && closed.count(s.get()) && n->op != Op::END)
+        return str("op ", i, " (", op_name(n->op), ") uses a loop variable after its loop closed");
+    }
+    if (n->op == Op::RANGE) loops.push_back(n);
+    if (n->op == Op::END) {
+      if (loops.empty() || loops.back() != n->src[0].get()) return str("op ", i, " closes a loop that is not innermost");
+      closed.insert(loops.back());
+      loops.pop_back();
+    }
+    seen.insert(n);
+  }
+  if (!loops.empty()) return str(loops.size(), " loops never close");
+  return "";
+}
+
+std::string to_string(const LinearProgram& prog) {
+  std::vector<std::pair<const Node*, int>> names;
+  for (size_t i = 0; i < prog.ops.size(); i++) names.emplace_back(prog.ops[i].get(), static_cast<int>(i));
+  std::sort(names.begin(), names.end());
+  std::string out;
+  int depth = 0;
+  for (size_t i = 0; i < prog.ops.size(); i++) {
+    const Node& n = *prog.ops[i];
+    if (n.op == Op::END) depth--;
+    out += str("%", i, " ", std::string(2 * std::max(depth, 0), ' '), node_line(n, names), "\n");
+    if (n.op == Op::RANGE) depth++;
+  }
+  return out;
+}
+
+}  // namespace lg

@@ -1,0 +1,27 @@
+#pragma once
+// Device memory behind BUFFER nodes. A BUFFER node is the identity of a buffer; its memory is
+// allocated on first use and freed when the node dies (a free hook on BUFFER). Everything that needs
+// a buffer's memory to stay alive holds its node.
+#include <cstddef>
+#include <vector>
+
+#include "ir/node.h"
+
+namespace lg {
+
+class Device;
+
+struct BufferMemory {
+  Device* device;
+  void* ptr;
+  size_t bytes;
+};
+
+// The memory of BUFFER node b, allocated (zero-filled) on first use.
+BufferMemory buffer_memory(const Node& b);
+void buffer_copy_in(const Node& b, const void* host, size_t bytes);
+void buffer_copy_out(const Node& b, void* host, size_t bytes);
+// Bytes currently allocated for buffers, over all devices (tests check that memory is returned).
+size_t buffer_bytes_in_use();
+
+}  // namespace lg

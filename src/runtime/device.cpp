@@ -1,0 +1,57 @@
+#include "runtime/device.h"
+
+#include <map>
+#include <mutex>
+
+#include "base/error.h"
+#include "runtime/interp.h"
+
+namespace lg {
+
+namespace {
+struct Kind {
+  const char* name;
+  std::unique_ptr<Device> (*create)(const std::string& full_name);
+  const char* about;
+};
+// Every backend of this build, one line each.
+const Kind kKinds[] = {
+    {"INTERP", make_interp_device, "reference interpreter of linear programs (scalar C++)"},
+};
+}  // namespace
+
+std::vector<std::string> device_kinds() {
+  std::vector<std::string> out;
+  for (const Kind& k : kKinds) out.push_back(std::string(k.name) + "  " + k.about);
+  return out;
+}
+
+std::string canonical_device(const std::string& name) {
+  if (name.size() > 2 && name.compare(name.size() - 2, 2, ":0") == 0) return name.substr(0, name.size() - 2);
+  return name;
+}
+
+Device& get_device(const std::string& requested) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<Device>> devices;
+  std::string name = canonical_device(requested);
+  std::lock_guard lock(mu);
+  if (auto it = devices.find(name); it != devices.end()) return *it->second;
+  std::string kind = name.substr(0, name.find(':'));
+  if (size_t colon = name.find(':'); colon != std::string::npos) {
+    std::string idx = name.substr(colon + 1);
+    LG_USER_CHECK(!idx.empty() && idx.find_first_not_of("0123456789") == std::string::npos, "device \"", requested,
+                  "\": the index after ':' must be a number, e.g. ", kind, ":1");
+  }
+  for (const Kind& k : kKinds) {
+    if (kind != k.name) continue;
+    auto& slot = devices[name];
+    slot = k.create(name);
+    return *slot;
+  }
+  std::string known;
+  for (const Kind& k : kKinds) known += std::string(known.empty() ? "" : ", ") + k.name;
+  user_error("unknown device \"", requested, "\"; this build has: ", known, " (set DEVICE= or pass a device name)");
+}
+
+}  // namespace lg

@@ -1,0 +1,77 @@
+#pragma once
+// The device interface. A backend is an allocator, a renderer, a compiler and a program loader;
+// nothing outside a backend's own files knows the device (house style rule 10).
+//
+//   Allocator  device memory and host <-> device copies
+//   Renderer   LinearProgram -> source text (C, CUDA C...); none for INTERP, which runs the program
+//   Compiler   source -> binary (clang -> .so, NVRTC -> cubin); results go through the disk cache
+//   Program    a loaded kernel: run(buffers) with one pointer per DEFINE_GLOBAL slot
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/program.h"
+
+namespace lg {
+
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  // Zero-filled memory of `bytes` (bytes may be 0).
+  virtual void* alloc(size_t bytes) = 0;
+  virtual void free(void* p, size_t bytes) = 0;
+  virtual void copy_in(void* dst, const void* host, size_t bytes) = 0;
+  virtual void copy_out(void* host, const void* src, size_t bytes) = 0;
+};
+
+class Renderer {
+ public:
+  virtual ~Renderer() = default;
+  virtual std::string render(const LinearProgram& prog) const = 0;
+};
+
+class Compiler {
+ public:
+  virtual ~Compiler() = default;
+  // Compiles source; errors are internal errors that show the source and the compiler's message.
+  virtual std::vector<uint8_t> compile(const std::string& source) const = 0;
+  // Identifies compiler, flags and target: part of every cache key.
+  virtual std::string key() const = 0;
+};
+
+// Arguments of one kernel launch.
+struct KernelArgs {
+  std::vector<void*> buffers;     // by DEFINE_GLOBAL slot
+  std::vector<int64_t> sizes;     // elements of each buffer (for bounds checks)
+};
+
+class Program {
+ public:
+  virtual ~Program() = default;
+  virtual void run(const KernelArgs& args) = 0;
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual const std::string& name() const = 0;
+  virtual Allocator& allocator() = 0;
+  virtual const Renderer* renderer() const = 0;  // null: the device runs LinearPrograms itself
+  virtual const Compiler* compiler() const = 0;  // null when there is no renderer
+  // prog is the lowered kernel; source/binary are the renderer's and compiler's output (empty for
+  // devices without them).
+  virtual std::unique_ptr<Program> load(const LinearProgram& prog, const std::string& source,
+                                        const std::vector<uint8_t>& binary) = 0;
+};
+
+// The device named "NAME" or "NAME:i" ("X:0" is "X"); created on first use. Unknown names are user
+// errors listing the devices there are.
+Device& get_device(const std::string& name);
+// Canonical spelling of a device name ("INTERP:0" -> "INTERP").
+std::string canonical_device(const std::string& name);
+// Names of the device kinds this build has.
+std::vector<std::string> device_kinds();
+
+}  // namespace lg

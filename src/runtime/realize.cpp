@@ -1,0 +1,91 @@
+#include "runtime/realize.h"
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+
+#include "base/config.h"
+#include "base/error.h"
+#include "codegen/program.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "schedule/schedule.h"
+
+namespace lg {
+namespace {
+
+struct CacheEntry {
+  NodeRef ast;  // held so the key's address is never reused
+  std::shared_ptr<Program> program;
+};
+
+std::mutex cache_mu;
+std::map<std::pair<std::string, const Node*>, CacheEntry> cache;
+size_t built = 0;
+
+std::shared_ptr<Program> program_for(Device& dev, const ScheduleItem& item) {
+  auto key = std::make_pair(dev.name(), item.ast.get());
+  {
+    std::lock_guard lock(cache_mu);
+    if (auto it = cache.find(key); it != cache.end()) return it->second.program;
+  }
+  LinearProgram prog = lower_kernel(item.ast, item.name);
+  std::string source;
+  std::vector<uint8_t> binary;
+  if (const Renderer* r = dev.renderer()) {
+    source = r->render(prog);
+    if (config().debug >= 4) std::fprintf(stderr, "=== %s source ===\n%s\n", item.name.c_str(), source.c_str());
+    binary = dev.compiler()->compile(source);
+  }
+  std::shared_ptr<Program> p = dev.load(prog, source, binary);
+  std::lock_guard lock(cache_mu);
+  built++;
+  cache[key] = {item.ast, p};
+  return p;
+}
+
+void run_copy(const ScheduleItem& item) {
+  const Node& dst = *item.buffers[0];
+  const Node& src = *item.buffers[1];
+  size_t bytes = static_cast<size_t>(dst.get_arg<BufferArg>().size) * itemsize(dst.dtype);
+  std::vector<uint8_t> host(bytes);
+  buffer_copy_out(src, host.data(), bytes);
+  buffer_copy_in(dst, host.data(), bytes);
+}
+
+void run_kernel(const ScheduleItem& item) {
+  Device& dev = get_device(item.buffers[0]->device_name());
+  std::shared_ptr<Program> p = program_for(dev, item);
+  KernelArgs args;
+  for (const NodeRef& b : item.buffers) {
+    args.buffers.push_back(buffer_memory(*b).ptr);
+    args.sizes.push_back(b->get_arg<BufferArg>().size);
+  }
+  p->run(args);
+}
+
+}  // namespace
+
+std::vector<NodeRef> realize(const NodeRef& sink) {
+  Schedule s = create_schedule(sink);
+  for (size_t i = 0; i < s.items.size(); i++) {
+    const ScheduleItem& item = s.items[i];
+    auto t0 = std::chrono::steady_clock::now();
+    if (item.kind == ScheduleItem::Kind::Copy) run_copy(item);
+    else run_kernel(item);
+    if (config().debug >= 1) {
+      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "*** %-8s %4zu %-28s %10.1f us\n", item.buffers[0]->device_name().c_str(), i,
+                   item.name.c_str(), us);
+    }
+  }
+  return s.outputs;
+}
+
+size_t programs_built() {
+  std::lock_guard lock(cache_mu);
+  return built;
+}
+
+}  // namespace lg

@@ -1,0 +1,16 @@
+#pragma once
+// Realize: schedule a graph, lower and load each kernel (cached per device and kernel AST), and run
+// the items in order. DEBUG=1 prints each item with its run time.
+#include <vector>
+
+#include "ir/node.h"
+
+namespace lg {
+
+// Computes every source of sink; returns, per source, the BUFFER (or a view of one) holding it.
+std::vector<NodeRef> realize(const NodeRef& sink);
+
+// Number of kernels lowered and loaded so far (the program cache's misses).
+size_t programs_built();
+
+}  // namespace lg

@@ -1,0 +1,82 @@
+#include "schedule/fusion.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "rewrite/rules/movement.h"
+#include "schedule/schedule.h"
+
+namespace lg {
+
+namespace {
+
+bool is_leaf(const Node* n) {
+  return n->op == Op::BUFFER || n->op == Op::CONST || n->op == Op::IOTA || n->op == Op::DEVICE || n->op == Op::DEFINE_VAR;
+}
+
+// Distinct inputs (buffers and realized nodes) read by n's fused subgraph, counted up to `cap`.
+int count_inputs(const UserMap& um, const std::vector<bool>& realize, int i, int cap) {
+  std::vector<int> stack{i}, seen{i};
+  int inputs = 0;
+  while (!stack.empty() && inputs < cap) {
+    int j = stack.back();
+    stack.pop_back();
+    for (const NodeRef& s : um.order[j]->src) {
+      int k = um.index_of(s.get());
+      if (std::find(seen.begin(), seen.end(), k) != seen.end()) continue;
+      seen.push_back(k);
+      if (realize[k] || um.order[k]->op == Op::BUFFER) inputs++;
+      else if (!is_leaf(um.order[k])) stack.push_back(k);
+    }
+  }
+  return inputs;
+}
+
+}  // namespace
+
+std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
+  const auto& order = um.order;
+  size_t n = order.size();
+  std::vector<bool> realize(n, false);
+  for (const NodeRef& s : sink->src)
+    if (!is_buffer_view(s.get())) realize[um.index_of(s.get())] = true;
+
+  // paths[i]: number of paths from node i to realize points through fused nodes (capped at 2);
+  // crosses[i]: some such path crosses an EXPAND or a REDUCE_AXIS.
+  std::vector<int> paths(n, 0);
+  std::vector<bool> crosses(n, false);
+  for (size_t k = n; k-- > 0;) {
+    const Node* node = order[k];
+    if (node->op == Op::SINK) continue;
+    if (node->op == Op::CONTIGUOUS || node->op == Op::COPY || node->op == Op::ASSIGN) realize[k] = true;
+    if (node->op == Op::COPY && !is_contiguous_buffer_view(node->src[0].get())) realize[um.index_of(node->src[0].get())] = true;
+    int p = 0;
+    bool c = false;
+    for (int u : um.users[k]) {
+      const Node* user = order[u];
+      if (user->op == Op::SINK) continue;
+      if (realize[u] && user->op != Op::ASSIGN && user->op != Op::COPY) {
+        p += 1;
+        continue;
+      }
+      if (user->op == Op::ASSIGN || user->op == Op::COPY) {  // their sources are read as realized values
+        p += 1;
+        continue;
+      }
+      p += paths[u];
+      c = c || crosses[u] || user->op == Op::EXPAND;
+    }
+    paths[k] = std::min(p, 2);
+    crosses[k] = c;
+    if (node->op == Op::REDUCE_AXIS && !realize[k] && (paths[k] > 1 || crosses[k])) realize[k] = true;
+    if (!realize[k] && is_alu(node->op) && um.users[k].size() >= 2 && count_inputs(um, realize, static_cast<int>(k), 3) >= 3)
+      realize[k] = true;
+    if (realize[k]) {
+      paths[k] = 1;
+      crosses[k] = false;
+    }
+  }
+  return realize;
+}
+
+}  // namespace lg

@@ -1,0 +1,22 @@
+#pragma once
+// Fusion: which nodes of a tensor-stage graph get their own buffer (realize points). Everything else
+// is computed inside the kernel of the realize point that consumes it.
+//
+// Rules, applied from the roots toward the leaves (users are decided before their sources):
+//  - sink sources are realized unless they already are views of a buffer;
+//  - CONTIGUOUS, COPY and ASSIGN are realized; the source of a COPY is realized unless it is a view;
+//  - a REDUCE_AXIS fuses into its consumer only if exactly one path leads from it to a realize point
+//    and that path crosses no EXPAND (which would recompute the reduction per broadcast element);
+//    so a reduction feeding elementwise ops, or another reduction, shares their kernel;
+//  - an elementwise node with several users that reads three or more distinct inputs is realized,
+//    so long inline chains (residual streams) are not recomputed in every consumer.
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace lg {
+
+// realize[i] for the nodes of um.order.
+std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink);
+
+}  // namespace lg

@@ -1,0 +1,212 @@
+#include "schedule/kernelize.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "ir/build.h"
+#include "ir/graph.h"
+#include "rewrite/rewrite.h"
+
+namespace lg {
+namespace {
+
+struct Ctx {
+  const Node* point;
+  const std::unordered_map<const Node*, NodeRef>* realized;
+  std::vector<NodeRef> buffers;
+  int64_t next_range = 0;
+  std::vector<const Node*> reads;
+
+  void note_read(const Node* n) {
+    if (std::find(reads.begin(), reads.end(), n) == reads.end()) reads.push_back(n);
+  }
+
+  // The DEFINE_GLOBAL for a buffer, giving it the next slot on first use.
+  NodeRef global(const NodeRef& buf) {
+    size_t slot = 0;
+    while (slot < buffers.size() && buffers[slot] != buf) slot++;
+    if (slot == buffers.size()) buffers.push_back(buf);
+    return make(Op::DEFINE_GLOBAL, buf->dtype.as_ptr(), {}, static_cast<int64_t>(slot));
+  }
+};
+
+std::vector<int64_t> strides_of(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;) st[i - 1] = st[i] * s[i];
+  return st;
+}
+
+// Row-major flat offset of a multi-index into shape s.
+NodeRef flat_index(const std::vector<NodeRef>& idx, const Shape& s) {
+  std::vector<int64_t> st = strides_of(s);
+  NodeRef f = index_const(0);
+  for (size_t i = 0; i < idx.size(); i++)
+    if (s[i] != 1) f = f + idx[i] * st[i];
+  return f;
+}
+
+NodeRef at(const NodeRef& x, const NodeRef& gate, const std::vector<NodeRef>& idx) {
+  std::vector<NodeRef> src{x, gate};
+  src.insert(src.end(), idx.begin(), idx.end());
+  return make(Op::AT, x->dtype, std::move(src));
+}
+
+std::vector<NodeRef> index_of_at(const Node& a) { return {a.src.begin() + 2, a.src.end()}; }
+
+NodeRef load(Ctx& ctx, const NodeRef& buf, const NodeRef& offset, const NodeRef& gate) {
+  std::vector<NodeRef> src{ctx.global(buf), offset};
+  if (!gate->is_const_value(1)) src.push_back(gate);
+  NodeRef index = make(Op::INDEX, buf->dtype.as_ptr(), std::move(src));
+  return make(Op::LOAD, buf->dtype, {index});
+}
+
+// Index of the source of a movement op, given the index of its output.
+std::vector<NodeRef> move_index(const Node& mv, const std::vector<NodeRef>& idx) {
+  const Shape& in = mv.src[0]->shape;
+  std::vector<NodeRef> out(in.size());
+  switch (mv.op) {
+    case Op::RESHAPE: {
+      NodeRef flat = flat_index(idx, mv.shape);
+      std::vector<int64_t> st = strides_of(in);
+      for (size_t i = 0; i < in.size(); i++) {
+        NodeRef v = st[i] == 1 ? flat : flat / st[i];
+        out[i] = in[i] == 1 ? index_const(0) : (i == 0 ? v : v % in[i]);
+      }
+      return out;
+    }
+    case Op::PERMUTE: {
+      const Shape& p = mv.get_arg<Shape>();
+      for (size_t i = 0; i < p.size(); i++) out[p[i]] = idx[i];
+      return out;
+    }
+    case Op::EXPAND:
+      for (size_t i = 0; i < in.size(); i++) out[i] = in[i] == 1 ? index_const(0) : idx[i];
+      return out;
+    case Op::SHRINK:
+      for (size_t i = 0; i < in.size(); i++) out[i] = idx[i] + mv.get_arg<Pairs>()[i].first;
+      return out;
+    case Op::PAD:
+      for (size_t i = 0; i < in.size(); i++) out[i] = idx[i] - mv.get_arg<Pairs>()[i].first;
+      return out;
+    case Op::FLIP:
+      for (size_t i = 0; i < in.size(); i++)
+        out[i] = mv.get_arg<Shape>()[i] ? index_const(in[i] - 1) - idx[i] : idx[i];
+      return out;
+    default: internal_error(__FILE__, __LINE__, str("move_index of ", op_name(mv.op)));
+  }
+}
+
+// PAD: valid where every padded axis index lies inside the source.
+NodeRef pad_valid(const Node& pad, const std::vector<NodeRef>& idx) {
+  NodeRef valid = bool_const(true);
+  for (size_t i = 0; i < idx.size(); i++) {
+    auto [before, after] = pad.get_arg<Pairs>()[i];
+    if (before > 0) valid = logical_and(valid, ge(idx[i], before));
+    if (after > 0) valid = logical_and(valid, lt(idx[i], before + pad.src[0]->shape[i]));
+  }
+  return valid;
+}
+
+NodeRef and_gate(const NodeRef& a, const NodeRef& b) {
+  if (a->is_const_value(1)) return b;
+  if (b->is_const_value(1)) return a;
+  return logical_and(a, b);
+}
+
+NodeRef push_reduce(Ctx& ctx, const Node& red, const NodeRef& gate, std::vector<NodeRef> idx) {
+  const ReduceArg& r = red.get_arg<ReduceArg>();
+  const Shape& in = red.src[0]->shape;
+  std::vector<NodeRef> ranges{};
+  for (int64_t a : r.axes) {
+    if (in[a] == 1) {
+      idx[a] = index_const(0);
+      continue;
+    }
+    idx[a] = range(in[a], ctx.next_range++, AxisType::REDUCE);
+    ranges.push_back(idx[a]);
+  }
+  NodeRef v = at(red.src[0], gate, idx);
+  if (ranges.empty()) return v;
+  std::vector<NodeRef> src{v};
+  src.insert(src.end(), ranges.begin(), ranges.end());
+  return make(Op::REDUCE, red.dtype, std::move(src), r.op);
+}
+
+// AT(x, gate, idx...) one step further down the tensor graph.
+NodeRef push_at(Ctx& ctx, const NodeRef& a) {
+  const NodeRef& x = a->src[0];
+  const NodeRef& gate = a->src[1];
+  std::vector<NodeRef> idx = index_of_at(*a);
+  if (x.get() != ctx.point) {
+    if (auto it = ctx.realized->find(x.get()); it != ctx.realized->end()) {
+      ctx.note_read(x.get());
+      return load(ctx, it->second, flat_index(idx, x->shape), gate);
+    }
+  }
+  switch (x->op) {
+    case Op::BUFFER: ctx.note_read(x.get()); return load(ctx, x, idx[0], gate);
+    case Op::CONST: return x->src.empty() ? x : make(Op::CONST, x->dtype, {}, x->arg);
+    case Op::IOTA: return cast(idx[0], x->dtype);
+    case Op::DEFINE_VAR: return x;
+    case Op::CONTIGUOUS: return at(x->src[0], gate, idx);
+    case Op::ASSIGN: return at(x->src[1], gate, idx);
+    case Op::REDUCE_AXIS: return push_reduce(ctx, *x, gate, std::move(idx));
+    case Op::PAD: {
+      NodeRef valid = pad_valid(*x, idx);
+      NodeRef inner = at(x->src[0], and_gate(gate, valid), move_index(*x, idx));
+      return where(valid, inner, cnst(x->dtype, 0));
+    }
+    default: break;
+  }
+  if (is_movement(x->op)) return at(x->src[0], gate, move_index(*x, idx));
+  if (is_alu(x->op)) {
+    std::vector<NodeRef> src;
+    for (const NodeRef& s : x->src) src.push_back(at(s, gate, idx));
+    return make(x->op, x->dtype, std::move(src), x->arg);
+  }
+  internal_error(__FILE__, __LINE__, str("kernelize: cannot index ", op_name(x->op)));
+}
+
+const PatternMatcher& pm_kernelize() {
+  static const PatternMatcher pm({{"push AT down", Pat::op(Op::AT), [](const Match& m) {
+                                     return push_at(m.ctx<Ctx>(), m.root());
+                                   }}});
+  return pm;
+}
+
+std::string kernel_name(const Node& point, const NodeRef& ast) {
+  bool reduce = false;
+  std::vector<int64_t> red;
+  for (const Node* n : toposort(ast))
+    if (n->op == Op::RANGE && n->get_arg<RangeArg>().type == AxisType::REDUCE) {
+      reduce = true;
+      red.push_back(n->src[0]->const_as_int());
+    }
+  std::string name = reduce ? "r" : "E";
+  for (int64_t d : point.shape) name += "_" + std::to_string(d);
+  if (reduce) {
+    name += "_";
+    for (int64_t d : red) name += "_" + std::to_string(d);
+  }
+  return name;
+}
+
+}  // namespace
+
+KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
+                          const std::unordered_map<const Node*, NodeRef>& realized) {
+  Ctx ctx{point.get(), &realized, {}, 0, {}};
+  NodeRef out_global = ctx.global(out);
+  std::vector<NodeRef> idx;
+  for (int64_t d : point->shape) idx.push_back(d == 1 ? index_const(0) : range(d, ctx.next_range++, AxisType::LOOP));
+  NodeRef value = at(point, bool_const(true), idx);
+  NodeRef store = make(Op::STORE, dtypes::void_,
+                       {make(Op::INDEX, out->dtype.as_ptr(), {out_global, flat_index(idx, point->shape)}),
+                        cast(value, out->dtype)});
+  NodeRef ast = make(Op::SINK, dtypes::void_, {store});
+  ast = rewrite(ast, pm_kernelize(), {.name = "kernelize", .top_down = true}, std::any(&ctx));
+  verify_stage(ast, kernel_spec(), "after kernelize");
+  return {ast, ctx.buffers, kernel_name(*point, ast), ctx.reads};
+}
+
+}  // namespace lg

@@ -1,0 +1,35 @@
+#pragma once
+// Kernelize: the rewrite that turns one realize point into a kernel AST.
+//
+// It starts from STORE(INDEX(DEFINE_GLOBAL 0, flat(r0..rn)), AT(point, true, r0..rn)) and pushes AT
+// down the tensor graph (top down): through movement ops AT becomes index arithmetic on the loop
+// variables, through ALU ops it distributes over the sources, at a REDUCE_AXIS it opens REDUCE
+// ranges, at a PAD it adds a validity gate, and at a buffer or another realize point it becomes a
+// LOAD. What is left is the kernel stage: no shapes, no movement ops, no AT.
+#include <unordered_map>
+
+#include "ir/node.h"
+#include "rewrite/spec.h"
+
+namespace lg {
+
+struct KernelizeResult {
+  NodeRef ast;                   // SINK(STORE(...))
+  std::vector<NodeRef> buffers;  // BUFFER nodes by DEFINE_GLOBAL slot; [0] is the output
+  std::string name;              // "E_..." / "r_..." from the output and reduce sizes
+  // What the kernel loads: realize points (by their tensor-stage node) and BUFFER leaves. Reading an
+  // ASSIGN node means the new value of its buffer; reading the BUFFER itself means the old one.
+  std::vector<const Node*> reads;
+};
+
+// point: the realize point; out: its buffer; realized: every realize point's buffer (other points
+// are loaded from there).
+KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
+                          const std::unordered_map<const Node*, NodeRef>& realized);
+
+// The tensor stage: what the front end builds and the scheduler accepts.
+const Spec& tensor_spec();
+// The kernel stage: what kernelize produces and codegen accepts.
+const Spec& kernel_spec();
+
+}  // namespace lg

@@ -1,0 +1,149 @@
+#include "schedule/schedule.h"
+
+#include <cstdio>
+#include <queue>
+#include <unordered_map>
+
+#include "base/config.h"
+#include "base/error.h"
+#include "ir/build.h"
+#include "ir/graph.h"
+#include "rewrite/rewrite.h"
+#include "rewrite/rules/movement.h"
+#include "schedule/fusion.h"
+#include "schedule/kernelize.h"
+
+namespace lg {
+
+bool is_buffer_view(const Node* n) { return view_base(n) != nullptr; }
+
+const Node* view_base(const Node* n) {
+  while (is_movement(n->op)) n = n->src[0].get();
+  return n->op == Op::BUFFER ? n : nullptr;
+}
+
+namespace {
+
+struct Planned {
+  ScheduleItem item;
+  const Node* point;
+  std::vector<const Node*> reads;  // BUFFER nodes and realize points the item reads
+};
+
+NodeRef buffer_for(const Node* n) {
+  if (n->op == Op::ASSIGN) {
+    const Node* b = view_base(n->src[0].get());
+    LG_CHECK(b && is_contiguous_buffer_view(n->src[0].get()), "ASSIGN target is not a contiguous buffer");
+    return NodeRef::share(b);
+  }
+  LG_USER_CHECK(n->device != nullptr, "cannot realize a value that lives on no device (", op_name(n->op), ")");
+  return new_buffer(NodeRef::share(n->device), n->dtype, n->numel());
+}
+
+// Orders items so each runs after the items whose buffers it reads, and every reader of a
+// buffer's old value runs before the ASSIGN that overwrites it. Ties keep graph order.
+std::vector<ScheduleItem> order_items(std::vector<Planned>& plan) {
+  size_t n = plan.size();
+  std::unordered_map<const Node*, size_t> item_of;  // realize point -> item
+  for (size_t i = 0; i < n; i++) item_of[plan[i].point] = i;
+  std::vector<std::vector<size_t>> next(n);
+  std::vector<int> indeg(n, 0);
+  auto edge = [&](size_t a, size_t b) {
+    next[a].push_back(b);
+    indeg[b]++;
+  };
+  for (size_t j = 0; j < n; j++)
+    for (const Node* r : plan[j].reads)
+      if (auto it = item_of.find(r); it != item_of.end() && it->second != j) edge(it->second, j);
+  for (size_t a = 0; a < n; a++) {
+    if (plan[a].point->op != Op::ASSIGN) continue;
+    const Node* target = plan[a].item.buffers[0].get();
+    for (size_t j = 0; j < n; j++)
+      if (j != a && std::find(plan[j].reads.begin(), plan[j].reads.end(), target) != plan[j].reads.end()) edge(j, a);
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t i = 0; i < n; i++)
+    if (indeg[i] == 0) ready.push(i);
+  std::vector<ScheduleItem> out;
+  while (!ready.empty()) {
+    size_t i = ready.top();
+    ready.pop();
+    out.push_back(std::move(plan[i].item));
+    for (size_t k : next[i])
+      if (--indeg[k] == 0) ready.push(k);
+  }
+  LG_USER_CHECK(out.size() == n,
+                "assign: a value is read both before and after an ASSIGN overwrites its buffer in one "
+                "schedule; realize the reader before assigning");
+  return out;
+}
+
+}  // namespace
+
+Schedule create_schedule(const NodeRef& sink) {
+  LG_CHECK(sink->op == Op::SINK, "create_schedule of ", op_name(sink->op));
+  NodeRef g = rewrite(sink, pm_movement_cleanup(), {.name = "tensor cleanup"});
+  verify_stage(g, tensor_spec(), "schedule input");
+  UserMap um = user_map(g);
+  std::vector<bool> realize = find_realize_points(um, g);
+
+  std::unordered_map<const Node*, NodeRef> buf_of;  // realize point -> its buffer
+  for (size_t i = 0; i < um.order.size(); i++) {
+    if (!realize[i]) continue;
+    const Node* n = um.order[i];
+    buf_of[n] = buffer_for(n);
+  }
+
+  std::vector<Planned> plan;
+  for (size_t i = 0; i < um.order.size(); i++) {
+    if (!realize[i]) continue;
+    const Node* n = um.order[i];
+    NodeRef point = NodeRef::share(n);
+    Planned p;
+    p.point = n;
+    if (n->op == Op::COPY) {
+      const Node* s = n->src[0].get();
+      NodeRef src_buf = buf_of.count(s) ? buf_of[s] : NodeRef::share(view_base(s));
+      p.item = {ScheduleItem::Kind::Copy, {}, {buf_of[n], src_buf}, str("copy ", s->device_name(), " -> ", n->device_name())};
+      p.reads = {buf_of.count(s) ? s : src_buf.get()};
+    } else {
+      if (n->numel() == 0) continue;  // nothing to compute; the buffer is empty
+      KernelizeResult k = kernelize(point, buf_of[n], buf_of);
+      p.reads = k.reads;
+      p.item = {ScheduleItem::Kind::Kernel, k.ast, k.buffers, ""};
+      p.item.name = k.name;
+    }
+    plan.push_back(std::move(p));
+  }
+
+  Schedule s;
+  s.items = order_items(plan);
+  for (size_t i = 0; i < g->src.size(); i++) {
+    const NodeRef& n = g->src[i];
+    auto it = buf_of.find(n.get());
+    if (it == buf_of.end()) s.outputs.push_back(n);
+    else if (n->op == Op::ASSIGN) s.outputs.push_back(n->src[0]);
+    else if (n->shape.size() == 1) s.outputs.push_back(it->second);
+    else s.outputs.push_back(make(Op::RESHAPE, n->dtype, {it->second}, n->shape));
+  }
+  if (config().debug >= 2) std::fputs(describe(s).c_str(), stderr);
+  return s;
+}
+
+static std::string buf_desc(const NodeRef& b) {
+  return str("buf#", b->get_arg<BufferArg>().uid, " ", name(b->dtype), "[", b->get_arg<BufferArg>().size, "]");
+}
+
+std::string describe(const Schedule& s) {
+  std::string out = str("schedule: ", s.items.size(), " items\n");
+  for (size_t i = 0; i < s.items.size(); i++) {
+    const ScheduleItem& it = s.items[i];
+    out += str("  ", i, " ", it.kind == ScheduleItem::Kind::Kernel ? "kernel " : "copy   ", it.name, "  out ",
+               buf_desc(it.buffers[0]), " on ", it.buffers[0]->device_name(), "  in");
+    for (size_t j = 1; j < it.buffers.size(); j++) out += " " + buf_desc(it.buffers[j]);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace lg

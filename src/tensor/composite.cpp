@@ -1,0 +1,74 @@
+// Composites built from primitive ops: softmax family, losses, norms, masks.
+#include "tensor/internal.h"
+
+namespace lg {
+
+Tensor Tensor::softmax(int64_t axis) const {
+  Tensor x = is_float(dtype()) ? *this : cast(dtypes::default_float);
+  Tensor e = x.sub(x.max(axis, true)).exp();
+  return e.div(e.sum(axis, true));
+}
+
+Tensor Tensor::log_softmax(int64_t axis) const {
+  Tensor x = is_float(dtype()) ? *this : cast(dtypes::default_float);
+  Tensor shifted = x.sub(x.max(axis, true));
+  return shifted.sub(shifted.exp().sum(axis, true).log());
+}
+
+Tensor Tensor::logsumexp(int64_t axis, bool keepdim) const {
+  Tensor x = is_float(dtype()) ? *this : cast(dtypes::default_float);
+  Tensor m = x.max(axis, true);
+  Tensor r = x.sub(m).exp().sum(axis, true).log().add(m);
+  return keepdim ? r : r.squeeze(axis);
+}
+
+Tensor Tensor::cross_entropy(const Tensor& labels, const std::string& reduction, int64_t ignore_index) const {
+  LG_USER_CHECK(ndim() >= 1 && labels.ndim() == ndim() - 1, "cross_entropy: logits ", detail::shape_str(shape()),
+                " need labels of shape ", detail::shape_str(Shape(shape().begin(), shape().end() - 1)), ", got ",
+                detail::shape_str(labels.shape()));
+  LG_USER_CHECK(is_int(labels.dtype()), "cross_entropy: labels must be integers, got ", name(labels.dtype()));
+  LG_USER_CHECK(reduction == "mean" || reduction == "sum" || reduction == "none",
+                "cross_entropy: reduction must be \"mean\", \"sum\" or \"none\", got \"", reduction, "\"");
+  Tensor logp = log_softmax(-1);
+  Tensor hit = labels.unsqueeze(-1).eq(Tensor::arange(0, shape().back(), 1, labels.dtype(), device()));
+  Tensor picked = hit.where(logp, logp.scalar_like(0)).sum(-1);
+  Tensor valid = labels.ne(labels.scalar_like(static_cast<double>(ignore_index)));
+  Tensor loss = valid.where(picked.neg(), picked.scalar_like(0));
+  if (reduction == "none") return loss;
+  if (reduction == "sum") return loss.sum();
+  Tensor count = valid.cast(loss.dtype()).sum();
+  return loss.sum().div(count);
+}
+
+Tensor Tensor::rms_norm(int64_t axis, double eps) const {
+  Tensor x = is_float(dtype()) ? *this : cast(dtypes::default_float);
+  return x.mul(x.square().mean(axis, true).add(x.scalar_like(eps)).rsqrt());
+}
+
+Tensor Tensor::layer_norm(int64_t axis, double eps) const {
+  Tensor x = is_float(dtype()) ? *this : cast(dtypes::default_float);
+  Tensor centered = x.sub(x.mean(axis, true));
+  return centered.mul(x.var({axis}, true, 0).add(x.scalar_like(eps)).rsqrt());
+}
+
+Tensor Tensor::one_hot(int64_t num_classes) const {
+  LG_USER_CHECK(is_int(dtype()), "one_hot: needs an integer tensor, got ", name(dtype()));
+  LG_USER_CHECK(num_classes > 0, "one_hot: num_classes must be positive, got ", num_classes);
+  return unsqueeze(-1).eq(Tensor::arange(0, num_classes, 1, dtype(), device())).cast(dtypes::int32);
+}
+
+// Keeps elements with column - row >= diagonal (triu) or <= diagonal (tril) on the last two axes.
+static Tensor band(const Tensor& x, int64_t diagonal, bool upper) {
+  LG_USER_CHECK(x.ndim() >= 2, upper ? "triu" : "tril", ": needs at least 2 axes, got ", detail::shape_str(x.shape()));
+  int64_t n = x.shape()[x.ndim() - 2], m = x.shape().back();
+  Tensor rows = Tensor::arange(0, n, 1, dtypes::int64, x.device()).reshape({n, 1});
+  Tensor cols = Tensor::arange(0, m, 1, dtypes::int64, x.device()).reshape({1, m});
+  Tensor d = cols.sub(rows);
+  Tensor keep = upper ? d.ge(d.scalar_like(static_cast<double>(diagonal))) : d.le(d.scalar_like(static_cast<double>(diagonal)));
+  return keep.where(x, x.scalar_like(0).cast(x.dtype()));
+}
+
+Tensor Tensor::triu(int64_t diagonal) const { return band(*this, diagonal, true); }
+Tensor Tensor::tril(int64_t diagonal) const { return band(*this, diagonal, false); }
+
+}  // namespace lg

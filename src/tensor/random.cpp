@@ -1,0 +1,116 @@
+// Counter-based random numbers: Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as
+// 1, 2, 3", SC 2011) written as tensor ops, so the compiler fuses it into the consuming kernel.
+// Element i of the k-th random tensor since manual_seed(s) uses counter (offset_k + i) and key s,
+// where offset_k is the number of elements drawn before it: the values do not depend on evaluation
+// order or device.
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <mutex>
+#include <numbers>
+
+#include "tensor/internal.h"
+
+namespace lg {
+namespace {
+
+struct RngState {
+  std::mutex mu;
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+};
+RngState& rng() {
+  static RngState s;
+  return s;
+}
+
+constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
+constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
+
+Tensor u32(uint64_t v, const Tensor& like) { return detail::scalar(static_cast<double>(v), dtypes::uint32, NodeRef::share(like.node()->device)); }
+
+// (hi, lo) 32-bit halves of the 64-bit product a * m.
+std::pair<Tensor, Tensor> mulhilo(const Tensor& a, uint32_t m) {
+  Tensor p = a.cast(dtypes::uint64).mul(u32(m, a).cast(dtypes::uint64));
+  Tensor hi = Tensor(alu(Op::SHR, p.node(), detail::scalar(32, dtypes::uint64, NodeRef::share(a.node()->device)).expand(p.shape()).node()));
+  return {hi.cast(dtypes::uint32), p.cast(dtypes::uint32)};
+}
+
+// The four 32-bit outputs of Philox4x32-10 for counters (c0, c1, 0, 0) and key (k0, k1).
+std::array<Tensor, 4> philox(Tensor c0, Tensor c1, uint32_t k0, uint32_t k1) {
+  Tensor c2 = u32(0, c0).expand(c0.shape()), c3 = c2;
+  for (int round = 0; round < 10; round++) {
+    auto [hi0, lo0] = mulhilo(c0, kMul0);
+    auto [hi1, lo1] = mulhilo(c2, kMul1);
+    Tensor n0 = hi1.bitwise_xor(c1).bitwise_xor(u32(k0, c0));
+    Tensor n2 = hi0.bitwise_xor(c3).bitwise_xor(u32(k1, c0));
+    c0 = n0, c1 = lo1, c2 = n2, c3 = lo0;
+    k0 += kWeyl0, k1 += kWeyl1;
+  }
+  return {c0, c1, c2, c3};
+}
+
+// Philox words for numel(shape) consecutive counters, reserved from the global stream.
+std::array<Tensor, 4> random_words(const Shape& shape, const std::string& device) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  uint64_t seed, offset;
+  {
+    std::lock_guard lock(rng().mu);
+    seed = rng().seed;
+    offset = rng().offset;
+    rng().offset += static_cast<uint64_t>(n);
+  }
+  Tensor idx(make(Op::IOTA, dtypes::uint64, {detail::device_of(device)}, n));
+  Tensor counter = idx.add(detail::scalar(static_cast<double>(offset), dtypes::uint64, NodeRef::share(idx.node()->device)));
+  Tensor lo = counter.cast(dtypes::uint32);
+  Tensor hi = Tensor(alu(Op::SHR, counter.node(), detail::scalar(32, dtypes::uint64, NodeRef::share(idx.node()->device)).expand({n}).node())).cast(dtypes::uint32);
+  std::array<Tensor, 4> w = philox(lo, hi, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+  for (Tensor& t : w) t = t.reshape(shape);
+  return w;
+}
+
+// A float in [0, 1) from the top 24 bits of a word: exact in float32.
+Tensor unit_float(const Tensor& w) {
+  Tensor top = Tensor(alu(Op::SHR, w.node(), u32(8, w).expand(w.shape()).node()));
+  return top.cast(dtypes::float32).mul(top.cast(dtypes::float32).scalar_like(1.0 / 16777216.0));
+}
+
+}  // namespace
+
+void Tensor::manual_seed(uint64_t seed) {
+  std::lock_guard lock(rng().mu);
+  rng().seed = seed;
+  rng().offset = 0;
+}
+
+Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device) {
+  LG_USER_CHECK(is_float(dtype), "rand: dtype must be a float, got ", name(dtype), "; use randint for integers");
+  return unit_float(random_words(shape, device)[0]).cast(dtype);
+}
+
+Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype, const std::string& device) {
+  LG_USER_CHECK(is_float(dtype), "uniform: dtype must be a float, got ", name(dtype));
+  Tensor u = unit_float(random_words(shape, device)[0]);
+  return u.mul(u.scalar_like(high - low)).add(u.scalar_like(low)).cast(dtype);
+}
+
+// Box-Muller: sqrt(-2 ln(1 - u1)) * cos(2 pi u2), with 1 - u1 in (0, 1].
+Tensor Tensor::randn(const Shape& shape, DType dtype, const std::string& device) {
+  LG_USER_CHECK(is_float(dtype), "randn: dtype must be a float, got ", name(dtype));
+  std::array<Tensor, 4> w = random_words(shape, device);
+  Tensor u1 = unit_float(w[0]), u2 = unit_float(w[1]);
+  Tensor r = u1.scalar_like(1).sub(u1).log().mul(u1.scalar_like(-2)).sqrt();
+  return r.mul(u2.mul(u2.scalar_like(2 * std::numbers::pi)).cos()).cast(dtype);
+}
+
+Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, DType dtype, const std::string& device) {
+  LG_USER_CHECK(is_int(dtype), "randint: dtype must be an integer type, got ", name(dtype));
+  LG_USER_CHECK(low < high, "randint: empty range [", low, ", ", high, ")");
+  LG_USER_CHECK(high - low <= (int64_t{1} << 24), "randint: range wider than 2^24 is not supported");
+  Tensor u = unit_float(random_words(shape, device)[0]).cast(dtypes::float64);
+  Tensor v = u.mul(u.scalar_like(static_cast<double>(high - low))).cast(dtypes::int64);
+  return v.add(v.scalar_like(static_cast<double>(low))).cast(dtype);
+}
+
+}  // namespace lg

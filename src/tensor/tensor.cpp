@@ -1,0 +1,144 @@
+// Tensor state, creation from data, and realization.
+#include "tensor/tensor.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "base/config.h"
+#include "ir/scalar.h"
+#include "rewrite/rules/movement.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "runtime/realize.h"
+#include "schedule/schedule.h"
+#include "tensor/internal.h"
+
+namespace lg {
+
+// What a Tensor handle points to. realize() swaps `node` for the buffer view of its value, for every
+// live tensor whose node was realized, so no later graph recomputes it.
+struct TensorState {
+  NodeRef node;
+};
+
+namespace {
+struct LiveTensors {
+  std::mutex mu;
+  std::vector<std::weak_ptr<TensorState>> all;
+};
+LiveTensors& live_tensors() {
+  static LiveTensors* l = new LiveTensors();
+  return *l;
+}
+}  // namespace
+
+Tensor::Tensor(NodeRef node) : state_(std::make_shared<TensorState>(TensorState{std::move(node)})) {
+  LiveTensors& l = live_tensors();
+  std::lock_guard lock(l.mu);
+  if (l.all.size() > 1024 && l.all.size() % 1024 == 0)  // drop dead entries now and then
+    std::erase_if(l.all, [](const std::weak_ptr<TensorState>& w) { return w.expired(); });
+  l.all.push_back(state_);
+}
+
+const NodeRef& Tensor::node() const {
+  LG_USER_CHECK(state_ != nullptr, "use of an empty (default-constructed) Tensor");
+  return state_->node;
+}
+
+int64_t Tensor::size(int64_t axis) const { return shape()[detail::norm_axis(axis, ndim(), "size")]; }
+
+std::string Tensor::device() const { return node()->device_name(); }
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device) {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    LG_USER_CHECK(d >= 0, "empty: negative size in shape ", detail::shape_str(shape));
+    n *= d;
+  }
+  NodeRef buf = new_buffer(detail::device_of(device), dtype, n);
+  return Tensor(buf).reshape(shape);
+}
+
+Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype, const std::string& device) {
+  Tensor t = empty(shape, dtype, device);
+  size_t want = static_cast<size_t>(t.numel()) * itemsize(dtype);
+  LG_USER_CHECK(nbytes == want, "from_bytes: ", nbytes, " bytes given for shape ", detail::shape_str(shape), " of ",
+                name(dtype), ", which needs ", want);
+  const Node* buf = view_base(t.node().get());
+  buffer_copy_in(*buf, data, nbytes);
+  return t;
+}
+
+Tensor Tensor::from_doubles(const std::vector<double>& v, const Shape& shape, DType dtype, const std::string& device) {
+  std::vector<uint8_t> bytes(v.size() * itemsize(dtype));
+  for (size_t i = 0; i < v.size(); i++)
+    store_value(bytes.data() + i * itemsize(dtype), dtype, cast_value(Value::of_float(v[i]), dtypes::float64, dtype));
+  return from_bytes(bytes.data(), bytes.size(), shape, dtype, device);
+}
+
+void Tensor::realize(const std::vector<Tensor>& ts) {
+  std::vector<NodeRef> roots;
+  for (const Tensor& t : ts) roots.push_back(t.node());
+  std::vector<NodeRef> out = lg::realize(make(Op::SINK, dtypes::void_, roots));
+  // Every live tensor holding a realized node now holds its buffer view instead.
+  std::vector<std::pair<const Node*, NodeRef>> becomes;
+  for (size_t i = 0; i < roots.size(); i++)
+    if (roots[i] != out[i]) becomes.emplace_back(roots[i].get(), out[i]);
+  LiveTensors& l = live_tensors();
+  std::lock_guard lock(l.mu);
+  std::erase_if(l.all, [&](const std::weak_ptr<TensorState>& w) {
+    std::shared_ptr<TensorState> s = w.lock();
+    if (!s) return true;
+    for (auto& [from, to] : becomes)
+      if (s->node.get() == from) s->node = to;
+    return false;
+  });
+}
+
+Tensor& Tensor::realize() {
+  realize(std::vector<Tensor>{*this});
+  return *this;
+}
+
+Tensor Tensor::contiguous() const { return Tensor(make(Op::CONTIGUOUS, dtype(), {node()})); }
+
+Tensor Tensor::to(const std::string& device) const {
+  NodeRef d = detail::device_of(device);
+  if (d.get() == node()->device) return *this;
+  return Tensor(make(Op::COPY, dtype(), {node(), d}));
+}
+
+Tensor& Tensor::assign(const Tensor& value) {
+  LG_USER_CHECK(value.shape() == shape() || value.numel() == 1, "assign: value of shape ",
+                detail::shape_str(value.shape()), " into a tensor of shape ", detail::shape_str(shape()));
+  detail::check_same_device(*this, value, "assign");
+  if (!is_contiguous_buffer_view(node().get())) {
+    Tensor target = contiguous();
+    target.realize();
+    state_->node = target.node();
+  }
+  Tensor v = detail::broadcast_to(value.cast(dtype()), shape(), "assign");
+  state_->node = make(Op::ASSIGN, dtype(), {node(), v.node()});
+  return *this;
+}
+
+std::vector<uint8_t> Tensor::to_bytes() const {
+  Tensor t = *this;  // shares this tensor's state: realizing it realizes this one
+  t.realize();
+  if (!is_contiguous_buffer_view(t.node().get())) t = t.contiguous().realize();
+  const Node* buf = view_base(t.node().get());
+  LG_CHECK(buf != nullptr && is_contiguous_buffer_view(t.node().get()), "realized tensor is not a contiguous buffer");
+  std::vector<uint8_t> out(static_cast<size_t>(t.numel()) * itemsize(dtype()));
+  buffer_copy_out(*buf, out.data(), out.size());
+  return out;
+}
+
+std::vector<double> Tensor::to_doubles() const {
+  std::vector<uint8_t> bytes = to_bytes();
+  std::vector<double> out(static_cast<size_t>(numel()));
+  for (size_t i = 0; i < out.size(); i++)
+    out[i] = value_as_double(load_value(bytes.data() + i * itemsize(dtype()), dtype()), dtype());
+  return out;
+}
+
+}  // namespace lg
