@@ -49,8 +49,9 @@ class Linearizer {
       if (n->op == Op::DEFINE_GLOBAL) globals.push_back(n);
     std::sort(globals.begin(), globals.end(), [](const Node* a, const Node* b) { return a->get_arg<int64_t>() < b->get_arg<int64_t>(); });
     for (const Node* g : globals) {
-      LG_CHECK(g->get_arg<int64_t>() == static_cast<int64_t>(p.globals.size()), "DEFINE_GLOBAL slots are not 0..n-1");
-      p.globals.push_back(g->dtype.base());
+      size_t slot = static_cast<size_t>(g->get_arg<int64_t>());
+      if (p.globals.size() <= slot) p.globals.resize(slot + 1, dtypes::void_);
+      p.globals[slot] = g->dtype.base();
       push(g);
     }
     for (const NodeRef& store : kernel_->src) {

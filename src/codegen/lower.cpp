@@ -5,6 +5,7 @@
 #include "codegen/linearize.h"
 #include "codegen/lower_reduce.h"
 #include "codegen/program.h"
+#include "ir/graph.h"
 #include "rewrite/rewrite.h"
 #include "rewrite/rules/symbolic.h"
 #include "rewrite/spec.h"
@@ -24,6 +25,12 @@ LinearProgram lower_kernel(const NodeRef& ast, const std::string& name) {
   k = rewrite(k, pm_symbolic(), {.name = "final symbolic", .spec = &program_spec()});
   // Order everything into loops.
   LinearProgram prog = linearize(k, name);
+  for (const Node* n : toposort(ast))  // every slot of the scheduled kernel, used or not
+    if (n->op == Op::DEFINE_GLOBAL) {
+      size_t slot = static_cast<size_t>(n->get_arg<int64_t>());
+      if (prog.globals.size() <= slot) prog.globals.resize(slot + 1, dtypes::void_);
+      prog.globals[slot] = n->dtype.base();
+    }
   if (config().spec >= 1) {
     std::string e = check_linear(prog);
     LG_CHECK(e.empty(), "linear program ", name, ": ", e, "\n", to_string(prog));

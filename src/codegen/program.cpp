@@ -36,7 +36,10 @@ std::string check_linear(const LinearProgram& prog) {
   std::unordered_set<const Node*> closed;
   for (size_t i = 0; i < prog.ops.size(); i++) {
     const Node* n = prog.ops[i].get();
-    for (const NodeRef& s : n->src) {
+    // A DEFINE_ACC names the loops it accumulates over; they open right after it.
+    size_t checked = n->op == Op::DEFINE_ACC ? 1 : n->src.size();
+    for (size_t k = 0; k < checked; k++) {
+      const NodeRef& s = n->src[k];
       if (!seen.count(s.get())) return str("op ", i, " (", op_name(n->op), ") uses a value not computed before it");
       if (s->op == Op::RANGE && closed.count(s.get()) && n->op != Op::END)
         return str("op ", i, " (", op_name(n->op), ") uses a loop variable after its loop closed");

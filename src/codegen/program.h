@@ -14,7 +14,9 @@ namespace lg {
 struct LinearProgram {
   std::string name;
   std::vector<NodeRef> ops;
-  std::vector<DType> globals;  // element dtype of each DEFINE_GLOBAL slot
+  // Element dtype of each kernel argument slot. Simplification may remove every use of an input
+  // (x*0 on integers); its slot stays, with its dtype, so slots always match the schedule's buffers.
+  std::vector<DType> globals;
 };
 
 // Lowers one kernel AST (kernel stage, from the scheduler) to a linear program through the named

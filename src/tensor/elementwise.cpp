@@ -23,7 +23,9 @@ std::string shape_str(const Shape& s) {
 }
 
 NodeRef device_of(const std::string& device) {
-  return device_node(canonical_device(device.empty() ? config().device : device));
+  std::string name = canonical_device(device.empty() ? config().device : device);
+  get_device(name);  // an unknown name is a user error here, where the tensor is made
+  return device_node(name);
 }
 
 Tensor scalar(double v, DType t, const NodeRef& device) { return Tensor(cnst(t, v, device)); }

@@ -70,10 +70,12 @@ std::array<Tensor, 4> random_words(const Shape& shape, const std::string& device
   return w;
 }
 
-// A float in [0, 1) from the top 24 bits of a word: exact in float32.
-Tensor unit_float(const Tensor& w) {
-  Tensor top = Tensor(alu(Op::SHR, w.node(), u32(8, w).expand(w.shape()).node()));
-  return top.cast(dtypes::float32).mul(top.cast(dtypes::float32).scalar_like(1.0 / 16777216.0));
+// A float in [0, 1) from the top bits of a word: as many bits as dtype's significand holds, so the
+// value is exact in dtype and rounding can never reach 1.
+Tensor unit_float(const Tensor& w, DType dtype) {
+  int bits = dtype == dtypes::bfloat16 ? 8 : dtype == dtypes::float16 ? 11 : 24;
+  Tensor top = Tensor(alu(Op::SHR, w.node(), u32(32 - bits, w).expand(w.shape()).node())).cast(dtypes::float32);
+  return top.mul(top.scalar_like(std::ldexp(1.0, -bits))).cast(dtype);
 }
 
 }  // namespace
@@ -86,12 +88,12 @@ void Tensor::manual_seed(uint64_t seed) {
 
 Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device) {
   LG_USER_CHECK(is_float(dtype), "rand: dtype must be a float, got ", name(dtype), "; use randint for integers");
-  return unit_float(random_words(shape, device)[0]).cast(dtype);
+  return unit_float(random_words(shape, device)[0], dtype);
 }
 
 Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype, const std::string& device) {
   LG_USER_CHECK(is_float(dtype), "uniform: dtype must be a float, got ", name(dtype));
-  Tensor u = unit_float(random_words(shape, device)[0]);
+  Tensor u = unit_float(random_words(shape, device)[0], dtypes::float32);
   return u.mul(u.scalar_like(high - low)).add(u.scalar_like(low)).cast(dtype);
 }
 
@@ -99,7 +101,7 @@ Tensor Tensor::uniform(const Shape& shape, double low, double high, DType dtype,
 Tensor Tensor::randn(const Shape& shape, DType dtype, const std::string& device) {
   LG_USER_CHECK(is_float(dtype), "randn: dtype must be a float, got ", name(dtype));
   std::array<Tensor, 4> w = random_words(shape, device);
-  Tensor u1 = unit_float(w[0]), u2 = unit_float(w[1]);
+  Tensor u1 = unit_float(w[0], dtypes::float32), u2 = unit_float(w[1], dtypes::float32);
   Tensor r = u1.scalar_like(1).sub(u1).log().mul(u1.scalar_like(-2)).sqrt();
   return r.mul(u2.mul(u2.scalar_like(2 * std::numbers::pi)).cos()).cast(dtype);
 }
@@ -108,7 +110,7 @@ Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, DType dtyp
   LG_USER_CHECK(is_int(dtype), "randint: dtype must be an integer type, got ", name(dtype));
   LG_USER_CHECK(low < high, "randint: empty range [", low, ", ", high, ")");
   LG_USER_CHECK(high - low <= (int64_t{1} << 24), "randint: range wider than 2^24 is not supported");
-  Tensor u = unit_float(random_words(shape, device)[0]).cast(dtypes::float64);
+  Tensor u = unit_float(random_words(shape, device)[0], dtypes::float32).cast(dtypes::float64);
   Tensor v = u.mul(u.scalar_like(static_cast<double>(high - low))).cast(dtypes::int64);
   return v.add(v.scalar_like(static_cast<double>(low))).cast(dtype);
 }
