@@ -197,6 +197,10 @@ static Wide trunc_div(Wide a, Wide b) { return a / b; }  // C++ division truncat
 
 std::pair<int64_t, int64_t> infer_bounds(Op op, DType dtype, const std::vector<NodeRef>& src, const Arg& arg) {
   if (!(is_int(dtype) || is_bool(dtype)) || dtype.ptr || dtype.count != 1) return full_range(dtype);
+  // A uint64 value's bounds saturate at INT64_MAX: vmax == INT64_MAX means it may be anything up to
+  // 2^64-1, so nothing follows from it (else u64max/2 < 2^62+1 would be "always true").
+  for (const NodeRef& s : src)
+    if (s->dtype.scalar == Scalar::UInt64 && s->vmax == std::numeric_limits<int64_t>::max()) return full_range(dtype);
   auto lo = [&](int i) -> Wide { return src[i]->vmin; };
   auto hi = [&](int i) -> Wide { return src[i]->vmax; };
   switch (op) {

@@ -9,6 +9,12 @@
 //
 // A name captures the node it matches; a name used twice must match the same node both times
 // (structural equality, since nodes are interned).
+//
+// Limits: matching is greedy per source. A commutative pattern tries both orders of its own two
+// sources, but a choice made inside a nested commutative pattern is not revisited when a later
+// sibling fails: x*y + x*z matches b*a + b*c but not a*b + c*b. Write the rule's other orders as
+// their own patterns when they matter. Captures hold views of the pattern's names, so read them only
+// while the pattern is alive (matchers keep their patterns for their whole life).
 #include <any>
 #include <functional>
 #include <memory>

@@ -2,10 +2,10 @@
 #include "tensor/tensor.h"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 
 #include "base/config.h"
-#include "ir/scalar.h"
 #include "rewrite/rules/movement.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -69,11 +69,9 @@ Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, D
   return t;
 }
 
+// The host data goes to the device as float64; the conversion to dtype is a CAST in the graph.
 Tensor Tensor::from_doubles(const std::vector<double>& v, const Shape& shape, DType dtype, const std::string& device) {
-  std::vector<uint8_t> bytes(v.size() * itemsize(dtype));
-  for (size_t i = 0; i < v.size(); i++)
-    store_value(bytes.data() + i * itemsize(dtype), dtype, cast_value(Value::of_float(v[i]), dtypes::float64, dtype));
-  return from_bytes(bytes.data(), bytes.size(), shape, dtype, device);
+  return from_bytes(v.data(), v.size() * sizeof(double), shape, dtypes::float64, device).cast(dtype);
 }
 
 void Tensor::realize(const std::vector<Tensor>& ts) {
@@ -134,10 +132,9 @@ std::vector<uint8_t> Tensor::to_bytes() const {
 }
 
 std::vector<double> Tensor::to_doubles() const {
-  std::vector<uint8_t> bytes = to_bytes();
+  std::vector<uint8_t> bytes = cast(dtypes::float64).to_bytes();  // converted by a CAST kernel
   std::vector<double> out(static_cast<size_t>(numel()));
-  for (size_t i = 0; i < out.size(); i++)
-    out[i] = value_as_double(load_value(bytes.data() + i * itemsize(dtype()), dtype()), dtype());
+  std::memcpy(out.data(), bytes.data(), bytes.size());
   return out;
 }
 

@@ -40,7 +40,8 @@ class Tensor {
                            const std::string& device = "");
   template <class T>
   static Tensor from_vector(const std::vector<T>& v, const Shape& shape, const std::string& device = "");
-  // Converts each double to dtype as CAST does (floats round to nearest even, ints truncate).
+  // Uploads float64 values and converts them to dtype with a CAST (floats round to nearest even,
+  // ints truncate toward zero).
   static Tensor from_doubles(const std::vector<double>& v, const Shape& shape, DType dtype,
                              const std::string& device = "");
 
@@ -171,7 +172,8 @@ class Tensor {
   // Realizes and copies to the host. to_vector requires T to be this dtype's C++ type.
   template <class T>
   std::vector<T> to_vector() const;
-  std::vector<double> to_doubles() const;  // any dtype, each element converted exactly to double
+  // Any dtype, converted to float64 by a CAST (exact except for 64-bit integers beyond 2^53).
+  std::vector<double> to_doubles() const;
   std::vector<uint8_t> to_bytes() const;
 
  private:
