@@ -1,6 +1,7 @@
 #include "schedule/fusion.h"
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "base/error.h"
 #include "rewrite/rules/movement.h"
@@ -16,15 +17,15 @@ bool is_leaf(const Node* n) {
 
 // Distinct inputs (buffers and realized nodes) read by n's fused subgraph, counted up to `cap`.
 int count_inputs(const UserMap& um, const std::vector<bool>& realize, int i, int cap) {
-  std::vector<int> stack{i}, seen{i};
+  std::vector<int> stack{i};
+  std::unordered_set<int> seen{i};
   int inputs = 0;
   while (!stack.empty() && inputs < cap) {
     int j = stack.back();
     stack.pop_back();
     for (const NodeRef& s : um.order[j]->src) {
       int k = um.index_of(s.get());
-      if (std::find(seen.begin(), seen.end(), k) != seen.end()) continue;
-      seen.push_back(k);
+      if (!seen.insert(k).second) continue;
       if (realize[k] || um.order[k]->op == Op::BUFFER) inputs++;
       else if (!is_leaf(um.order[k])) stack.push_back(k);
     }
