@@ -259,7 +259,7 @@ std::pair<int64_t, int64_t> infer_bounds(Op op, DType dtype, const std::vector<N
       if (is_bool(dtype) && lo(0) == hi(0) && lo(1) == hi(1)) return {lo(0) ^ lo(1), lo(0) ^ lo(1)};
       return is_bool(dtype) ? std::pair<int64_t, int64_t>{0, 1} : full_range(dtype);
     case Op::SHR:
-      if (lo(0) >= 0 && lo(1) >= 0 && hi(1) < 63) return fit(lo(0) >> hi(1), hi(0) >> lo(1), dtype);
+      if (lo(0) >= 0 && lo(1) >= 0 && hi(1) < bitsize(dtype.scalar)) return fit(lo(0) >> hi(1), hi(0) >> lo(1), dtype);
       return full_range(dtype);
     case Op::WHERE:
       if (src[0]->vmin == 1) return fit(lo(1), hi(1), dtype);

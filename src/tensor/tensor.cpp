@@ -120,7 +120,7 @@ Tensor& Tensor::assign(const Tensor& value) {
   return *this;
 }
 
-std::vector<uint8_t> Tensor::to_bytes() const {
+std::vector<uint8_t> Tensor::to_host() const {
   Tensor t = *this;  // shares this tensor's state: realizing it realizes this one
   t.realize();
   if (!is_contiguous_buffer_view(t.node().get())) t = t.contiguous().realize();
@@ -132,7 +132,7 @@ std::vector<uint8_t> Tensor::to_bytes() const {
 }
 
 std::vector<double> Tensor::to_doubles() const {
-  std::vector<uint8_t> bytes = cast(dtypes::float64).to_bytes();  // converted by a CAST kernel
+  std::vector<uint8_t> bytes = cast(dtypes::float64).to_host();  // converted by a CAST kernel
   std::vector<double> out(static_cast<size_t>(numel()));
   std::memcpy(out.data(), bytes.data(), bytes.size());
   return out;

@@ -169,12 +169,13 @@ class Tensor {
   Tensor to(const std::string& device) const;
   // Writes value into this tensor's buffer (same shape; cast to this dtype). Lazy like any op.
   Tensor& assign(const Tensor& value);
-  // Realizes and copies to the host. to_vector requires T to be this dtype's C++ type.
+  // Realizes and copies to the host. to_host gives the raw elements (row-major, the dtype's bytes);
+  // to_vector requires T to be this dtype's C++ type.
   template <class T>
   std::vector<T> to_vector() const;
   // Any dtype, converted to float64 by a CAST (exact except for 64-bit integers beyond 2^53).
   std::vector<double> to_doubles() const;
-  std::vector<uint8_t> to_bytes() const;
+  std::vector<uint8_t> to_host() const;
 
  private:
   std::shared_ptr<TensorState> state_;

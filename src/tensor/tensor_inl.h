@@ -37,7 +37,7 @@ template <class T>
 std::vector<T> Tensor::to_vector() const {
   LG_USER_CHECK(dtype() == dtype_of<T>(), "to_vector: tensor is ", name(dtype()), ", asked for ",
                 name(dtype_of<T>()), "; cast() first or use to_doubles()");
-  std::vector<uint8_t> bytes = to_bytes();
+  std::vector<uint8_t> bytes = to_host();
   std::vector<T> out(static_cast<size_t>(numel()));
   if constexpr (std::is_same_v<T, bool>) {
     for (size_t i = 0; i < out.size(); i++) out[i] = bytes[i] != 0;

@@ -92,18 +92,18 @@ NodeRef build_sum(const LinearForm& f) {
   return out;
 }
 
-std::pair<Wide, Wide> form_bounds(const LinearForm& f) {
-  // Saturating far outside every dtype's range keeps the sums from overflowing; a saturated bound
-  // never fits, so it only makes rules decline.
+std::optional<std::pair<Wide, Wide>> form_bounds(const LinearForm& f) {
+  // Giving up past 2^100 keeps every sum from overflowing: each term is below 2^126 in magnitude.
   constexpr Wide kHuge = Wide{1} << 100;
-  if (!has_bounds(f.dtype) || !f.complete) return {-kHuge, kHuge};
+  if (!has_bounds(f.dtype) || !f.complete) return std::nullopt;
   Wide lo = f.constant, hi = f.constant;
   for (const Term& t : f.terms) {
     Wide a = Wide{t.coef} * t.node->vmin, b = Wide{t.coef} * t.node->vmax;
-    lo = std::max(-kHuge, lo + std::min(a, b));
-    hi = std::min(kHuge, hi + std::max(a, b));
+    lo += std::min(a, b);
+    hi += std::max(a, b);
+    if (lo < -kHuge || hi > kHuge) return std::nullopt;
   }
-  return {lo, hi};
+  return std::pair{lo, hi};
 }
 
 // ---- rules ----

@@ -109,25 +109,31 @@ struct Split {
 
 // Splits x at c > 0. Truncated division follows the split, x//c == Q + R//c and x%c == R%c, when
 // x and R have one sign (both >= 0, or both <= 0): then both divisions are floor divisions of one
-// sign's values, and floor((c*Q + R)/c) == Q + floor(R/c). q brings R as close to 0 as that sign
-// allows. x's and R's values must fit the dtype (no wrapping); Q may wrap, only its value modulo
-// 2^bits matters. nullopt when the split does not apply or changes nothing.
+// sign's values, and floor((c*Q + R)/c) == Q + floor(R/c). So x must have one sign; q then gives R
+// that sign and brings it as close to 0 as it allows. x's value must fit the dtype (no wrapping);
+// R's then does too: R's bounds are x's less c times the terms' part of Q's, so for x >= 0
+// R.hi = x.hi - c*(Q.hi - Q.lo) - c*floor(x.lo/c) <= x.hi, and symmetrically for x <= 0. Q may
+// wrap, only its value modulo 2^bits matters. nullopt when the split does not apply or changes
+// nothing.
 std::optional<Split> split_at(const NodeRef& x, int64_t c) {
   LinearForm f = linear_form(x);
-  auto [lo, hi] = form_bounds(f);
-  if (!f.complete || !fits(lo, hi, f.dtype)) return std::nullopt;
+  auto b = form_bounds(f);
+  if (!b || !fits(b->first, b->second, f.dtype)) return std::nullopt;
+  auto [lo, hi] = *b;
   Split s{empty_form(f.dtype), empty_form(f.dtype)};
   for (const Term& t : f.terms) {
     if (t.coef % c == 0) s.quotient.terms.push_back({t.node, t.coef / c});
     else s.rest.terms.push_back(t);
   }
   s.rest.constant = f.constant;
-  auto [rlo, rhi] = form_bounds(s.rest);
+  auto rb = form_bounds(s.rest);
+  if (!rb) return std::nullopt;
+  auto [rlo, rhi] = *rb;
   Wide q;
-  if (lo >= 0 && rlo >= 0) q = floor_div(rlo, c);
-  else if (hi <= 0 && rhi <= 0) q = -floor_div(-rhi, c);
+  if (lo >= 0) q = floor_div(rlo, c);  // R - c*q >= rlo - c*floor(rlo/c) >= 0
+  else if (hi <= 0) q = -floor_div(-rhi, c);  // R - c*q <= rhi - c*ceil(rhi/c) <= 0
   else return std::nullopt;
-  if ((s.quotient.terms.empty() && q == 0) || !fits(rlo - c * q, rhi - c * q, f.dtype)) return std::nullopt;
+  if (s.quotient.terms.empty() && q == 0) return std::nullopt;
   s.quotient.constant = wrap_to_int_dtype(static_cast<int64_t>(q), f.dtype);
   s.rest.constant = wrap_to_int_dtype(static_cast<int64_t>(f.constant - c * q), f.dtype);
   return s;
@@ -154,8 +160,8 @@ NodeRef split_mod(const Match& m) {
 // X and c/g. x's value must fit the dtype (no wrapping); X's then does as well.
 std::optional<std::pair<LinearForm, int64_t>> divide_common_factor(const NodeRef& x, int64_t c) {
   LinearForm f = linear_form(x);
-  auto [lo, hi] = form_bounds(f);
-  if (!f.complete || !fits(lo, hi, f.dtype)) return std::nullopt;
+  auto b = form_bounds(f);
+  if (!b || !fits(b->first, b->second, f.dtype)) return std::nullopt;
   uint64_t g = static_cast<uint64_t>(c);
   for (const Term& t : f.terms) g = std::gcd(g, magnitude(t.coef));
   g = std::gcd(g, magnitude(f.constant));

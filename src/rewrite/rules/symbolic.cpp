@@ -107,7 +107,6 @@ NodeRef drop_dominated_max(const Match& m) {
 
 std::vector<Rule> identity_rules() {
   Pat x = Pat::any("x"), c = Pat::cvar("c");
-  auto is_one = [](const Match& m) { return m["c"]->const_as_int() == 1; };
   return {
       // c op x -> x op c for commutative op: operand order does not change the value.
       kernel_rule("commute_const_right", Pat::ops(commutative_ops(), {c, x}).ordered(),
@@ -128,9 +127,9 @@ std::vector<Rule> identity_rules() {
       kernel_rule("idiv_neg_one", (x / -1).dtype_if(is_signed_int),
                   [](const Match& m) { return m["x"] * -1; }),
       // x % 1 -> 0 and x % -1 -> 0 for signed integers: every integer is a multiple of +-1.
-      kernel_rule("mod_unit", x % c, [is_one](const Match& m) -> NodeRef {
-        bool minus_one = is_signed_int(m.root()->dtype) && m["c"]->const_as_int() == -1;
-        return is_one(m) || minus_one ? zero_like(*m.root()) : NodeRef{};
+      kernel_rule("mod_unit", x % c, [](const Match& m) -> NodeRef {
+        int64_t v = const_value(*m["c"]);
+        return v == 1 || (v == -1 && is_signed_int(m.root()->dtype)) ? zero_like(*m.root()) : NodeRef{};
       }),
       // -(-x) -> x for every dtype (negation is exact, also for floats and under wrapping).
       kernel_rule("neg_neg", Pat::op(Op::NEG, {Pat::op(Op::NEG, {x})}), [](const Match& m) { return m["x"]; }),
@@ -172,7 +171,8 @@ std::vector<Rule> logic_rules() {
 
 // ---- comparisons ----
 
-// CMPLT(x, y) from bounds: true when x.vmax < y.vmin, false when x.vmin >= y.vmax.
+// CMPLT(x, y) from bounds: true when x.vmax < y.vmin, false when x.vmin >= y.vmax; the bounds hold
+// every value x and y take, so every pair of values compares the same way.
 NodeRef fold_lt_by_bounds(const Match& m) {
   const NodeRef& x = m["x"];
   const NodeRef& y = m["y"];
@@ -182,7 +182,7 @@ NodeRef fold_lt_by_bounds(const Match& m) {
   return {};
 }
 
-// CMPNE / CMPEQ from bounds: disjoint ranges never hold equal values.
+// CMPNE / CMPEQ from bounds: x and y never take equal values when their bounds are disjoint.
 NodeRef fold_ne_eq_by_bounds(const Match& m) {
   const NodeRef& x = m["x"];
   const NodeRef& y = m["y"];

@@ -2,6 +2,7 @@
 // Internal to the symbolic rules (symbolic.cpp, add_chain.cpp, divmod.cpp): the guard every rule
 // shares, integer range helpers, linear forms of integer expressions, and the rule families that
 // pm_symbolic() joins.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +17,8 @@ using Wide = __int128;
 Rule kernel_rule(std::string name, Pat pat, RuleFn fn);
 
 // Integer and bool dtypes whose node bounds (vmin, vmax) bound the value itself. uint64 is left
-// out: its bounds saturate at INT64_MAX (ir/infer.cpp) while its values do not.
+// out: its bounds saturate at INT64_MAX (a vmax of INT64_MAX allows any value up to 2^64-1, see
+// ir/infer.cpp) and its constants are stored as bit patterns, so int64 arithmetic on them lies.
 bool has_bounds(DType t);
 // [lo, hi] lies in t's range. A value of t congruent to v modulo 2^bits, where v lies in that
 // range, equals v: this is how rules prove that a wrapping expression did not wrap.
@@ -45,8 +47,9 @@ LinearForm linear_form(const NodeRef& n);
 // out; an empty form is CONST 0.
 NodeRef build_sum(const LinearForm& f);
 // Bounds of the form's mathematical (unwrapped) value from its terms' bounds. When they fit the
-// dtype, the expression's value equals that mathematical value.
-std::pair<Wide, Wide> form_bounds(const LinearForm& f);
+// dtype, the expression's value equals that mathematical value. nullopt when the dtype has no
+// bounds, the form is incomplete, or a partial sum passes 2^100 (far outside every dtype).
+std::optional<std::pair<Wide, Wide>> form_bounds(const LinearForm& f);
 
 std::vector<Rule> add_chain_rules();
 std::vector<Rule> divmod_rules();
