@@ -28,8 +28,8 @@ void add_ops_command(CLI::App& app) {
     for (int i = 0; i < kNumOps; i++) {
       const OpInfo& info = op_info(static_cast<Op>(i));
       std::string n = info.nsrc < 0 ? "n" : std::to_string(info.nsrc);
-      std::printf("%-14s %-9s src=%-2s %.*s\n", std::string(info.name).c_str(), group_name(info.group), n.c_str(),
-                  static_cast<int>(info.meaning.size()), info.meaning.data());
+      std::printf("%-14s %-9s src=%-2s %.*s\n", std::string(info.name).c_str(), group_name(info.group),
+                  n.c_str(), static_cast<int>(info.meaning.size()), info.meaning.data());
     }
   });
 }

@@ -32,12 +32,13 @@ template <class... Args>
 
 }  // namespace lg
 
-#define LG_CHECK(cond, ...) \
-  do { \
-    if (!(cond)) ::lg::internal_error(__FILE__, __LINE__, ::lg::str("check failed: " #cond " ", ##__VA_ARGS__)); \
+#define LG_CHECK(cond, ...)                                                                           \
+  do {                                                                                                \
+    if (!(cond))                                                                                      \
+      ::lg::internal_error(__FILE__, __LINE__, ::lg::str("check failed: " #cond " ", ##__VA_ARGS__)); \
   } while (0)
 
-#define LG_USER_CHECK(cond, ...) \
-  do { \
+#define LG_USER_CHECK(cond, ...)                \
+  do {                                          \
     if (!(cond)) ::lg::user_error(__VA_ARGS__); \
   } while (0)

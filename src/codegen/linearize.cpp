@@ -47,7 +47,8 @@ class Linearizer {
     std::vector<const Node*> globals;
     for (auto& [n, _] : live_)
       if (n->op == Op::DEFINE_GLOBAL) globals.push_back(n);
-    std::sort(globals.begin(), globals.end(), [](const Node* a, const Node* b) { return a->get_arg<int64_t>() < b->get_arg<int64_t>(); });
+    std::sort(globals.begin(), globals.end(),
+              [](const Node* a, const Node* b) { return a->get_arg<int64_t>() < b->get_arg<int64_t>(); });
     for (const Node* g : globals) {
       size_t slot = static_cast<size_t>(g->get_arg<int64_t>());
       if (p.globals.size() <= slot) p.globals.resize(slot + 1, dtypes::void_);
@@ -118,7 +119,8 @@ class Linearizer {
     const Node* acc = a->src[0].get();
     NodeRef update = a->src[1];
     for (const Node* n : toposort(update))
-      if (!emitted_.count(n) && n != acc && n->op != Op::DEFINE_ACC && n->op != Op::RANGE && placeable(n)) emit(n);
+      if (!emitted_.count(n) && n != acc && n->op != Op::DEFINE_ACC && n->op != Op::RANGE && placeable(n))
+        emit(n);
     emit(acc->src[0].get());
     push(acc);
     RangeSet loops = acc_ranges(acc);

@@ -35,7 +35,8 @@ LinearProgram lower_kernel(const NodeRef& ast, const std::string& name) {
     std::string e = check_linear(prog);
     LG_CHECK(e.empty(), "linear program ", name, ": ", e, "\n", to_string(prog));
   }
-  if (config().debug >= 5) std::fprintf(stderr, "=== linear %s ===\n%s", name.c_str(), to_string(prog).c_str());
+  if (config().debug >= 5)
+    std::fprintf(stderr, "=== linear %s ===\n%s", name.c_str(), to_string(prog).c_str());
   return prog;
 }
 

@@ -15,9 +15,11 @@ const Spec& program_spec() {
       {
           {Pat::op(Op::SINK), nullptr},
           {Pat::op(Op::STORE, {Pat::op(Op::INDEX), Pat::any()}), nullptr},
-          {Pat::op(Op::INDEX, {Pat::op(Op::DEFINE_GLOBAL), Pat::any().dtype(dtypes::index)}).prefix(), nullptr},
+          {Pat::op(Op::INDEX, {Pat::op(Op::DEFINE_GLOBAL), Pat::any().dtype(dtypes::index)}).prefix(),
+           nullptr},
           {Pat::ops(op_set({Op::LOAD, Op::DEFINE_GLOBAL, Op::RANGE, Op::DEFINE_VAR})), nullptr},
-          {Pat::op(Op::DEFINE_ACC), [](const Match& m) {
+          {Pat::op(Op::DEFINE_ACC),
+           [](const Match& m) {
              for (size_t i = 1; i < m.root()->src.size(); i++)
                if (m.root()->src[i]->op != Op::RANGE) return false;
              return m.root()->src[0]->op == Op::CONST;
@@ -40,13 +42,15 @@ std::string check_linear(const LinearProgram& prog) {
     size_t checked = n->op == Op::DEFINE_ACC ? 1 : n->src.size();
     for (size_t k = 0; k < checked; k++) {
       const NodeRef& s = n->src[k];
-      if (!seen.count(s.get())) return str("op ", i, " (", op_name(n->op), ") uses a value not computed before it");
+      if (!seen.count(s.get()))
+        return str("op ", i, " (", op_name(n->op), ") uses a value not computed before it");
       if (s->op == Op::RANGE && closed.count(s.get()) && n->op != Op::END)
         return str("op ", i, " (", op_name(n->op), ") uses a loop variable after its loop closed");
     }
     if (n->op == Op::RANGE) loops.push_back(n);
     if (n->op == Op::END) {
-      if (loops.empty() || loops.back() != n->src[0].get()) return str("op ", i, " closes a loop that is not innermost");
+      if (loops.empty() || loops.back() != n->src[0].get())
+        return str("op ", i, " closes a loop that is not innermost");
       closed.insert(loops.back());
       loops.pop_back();
     }

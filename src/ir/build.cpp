@@ -31,15 +31,20 @@ NodeRef alu(Op op, const NodeRef& a, const NodeRef& b) {
   return make(op, t, {a, b});
 }
 
-NodeRef where(const NodeRef& c, const NodeRef& a, const NodeRef& b) { return make(Op::WHERE, a->dtype, {c, a, b}); }
+NodeRef where(const NodeRef& c, const NodeRef& a, const NodeRef& b) {
+  return make(Op::WHERE, a->dtype, {c, a, b});
+}
 
 NodeRef cast(const NodeRef& x, DType t) { return x->dtype == t ? x : make(Op::CAST, t, {x}); }
 
-static NodeRef like(const NodeRef& a, int64_t v) { return cnst_int(a->dtype, v, a->op == Op::CONST && !a->src.empty() ? a->src[0] : NodeRef{}); }
+static NodeRef like(const NodeRef& a, int64_t v) {
+  return cnst_int(a->dtype, v, a->op == Op::CONST && !a->src.empty() ? a->src[0] : NodeRef{});
+}
 
 NodeRef operator+(const NodeRef& a, const NodeRef& b) { return alu(Op::ADD, a, b); }
 NodeRef operator-(const NodeRef& a, const NodeRef& b) {
-  return is_float(a->dtype) ? alu(Op::ADD, a, alu(Op::NEG, b)) : alu(Op::ADD, a, alu(Op::MUL, b, like(b, -1)));
+  return is_float(a->dtype) ? alu(Op::ADD, a, alu(Op::NEG, b))
+                            : alu(Op::ADD, a, alu(Op::MUL, b, like(b, -1)));
 }
 NodeRef operator*(const NodeRef& a, const NodeRef& b) { return alu(Op::MUL, a, b); }
 NodeRef operator/(const NodeRef& a, const NodeRef& b) { return alu(Op::IDIV, a, b); }

@@ -14,10 +14,18 @@ namespace lg {
 int bitsize(Scalar s) {
   switch (s) {
     case Scalar::Bool: return 8;
-    case Scalar::Int8: case Scalar::UInt8: return 8;
-    case Scalar::Int16: case Scalar::UInt16: case Scalar::Float16: case Scalar::BFloat16: return 16;
-    case Scalar::Int32: case Scalar::UInt32: case Scalar::Float32: return 32;
-    case Scalar::Int64: case Scalar::UInt64: case Scalar::Float64: return 64;
+    case Scalar::Int8:
+    case Scalar::UInt8: return 8;
+    case Scalar::Int16:
+    case Scalar::UInt16:
+    case Scalar::Float16:
+    case Scalar::BFloat16: return 16;
+    case Scalar::Int32:
+    case Scalar::UInt32:
+    case Scalar::Float32: return 32;
+    case Scalar::Int64:
+    case Scalar::UInt64:
+    case Scalar::Float64: return 64;
     case Scalar::Void: return 0;
   }
   return 0;
@@ -65,11 +73,11 @@ std::string name(DType t) {
 
 std::optional<DType> dtype_from_name(const std::string& s) {
   static const std::pair<const char*, Scalar> long_names[] = {
-      {"bool", Scalar::Bool},         {"int8", Scalar::Int8},       {"uint8", Scalar::UInt8},
-      {"int16", Scalar::Int16},       {"uint16", Scalar::UInt16},   {"int32", Scalar::Int32},
-      {"uint32", Scalar::UInt32},     {"int64", Scalar::Int64},     {"uint64", Scalar::UInt64},
-      {"float16", Scalar::Float16},   {"half", Scalar::Float16},    {"bfloat16", Scalar::BFloat16},
-      {"float32", Scalar::Float32},   {"float", Scalar::Float32},   {"float64", Scalar::Float64},
+      {"bool", Scalar::Bool},       {"int8", Scalar::Int8},     {"uint8", Scalar::UInt8},
+      {"int16", Scalar::Int16},     {"uint16", Scalar::UInt16}, {"int32", Scalar::Int32},
+      {"uint32", Scalar::UInt32},   {"int64", Scalar::Int64},   {"uint64", Scalar::UInt64},
+      {"float16", Scalar::Float16}, {"half", Scalar::Float16},  {"bfloat16", Scalar::BFloat16},
+      {"float32", Scalar::Float32}, {"float", Scalar::Float32}, {"float64", Scalar::Float64},
       {"double", Scalar::Float64}};
   for (auto& [n, sc] : long_names)
     if (s == n) return DType{sc};
@@ -89,8 +97,10 @@ static std::vector<Scalar> parents(Scalar s) {
     case Scalar::UInt16: return {Scalar::Int32, Scalar::UInt32};
     case Scalar::Int32: return {Scalar::Int64};
     case Scalar::UInt32: return {Scalar::Int64, Scalar::UInt64};
-    case Scalar::Int64: case Scalar::UInt64: return {Scalar::Float16, Scalar::BFloat16};
-    case Scalar::Float16: case Scalar::BFloat16: return {Scalar::Float32};
+    case Scalar::Int64:
+    case Scalar::UInt64: return {Scalar::Float16, Scalar::BFloat16};
+    case Scalar::Float16:
+    case Scalar::BFloat16: return {Scalar::Float32};
     case Scalar::Float32: return {Scalar::Float64};
     default: return {};
   }
@@ -121,7 +131,7 @@ DType promote(DType a, DType b) {
 uint16_t float_to_bf16_bits(float f) {
   uint32_t u = std::bit_cast<uint32_t>(f);
   if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x0040u);  // quiet NaN
-  uint32_t rounding = 0x7fffu + ((u >> 16) & 1u);  // ties to even
+  uint32_t rounding = 0x7fffu + ((u >> 16) & 1u);                                          // ties to even
   return static_cast<uint16_t>((u + rounding) >> 16);
 }
 
@@ -131,12 +141,12 @@ uint16_t float_to_f16_bits(float f) {
   uint32_t u = std::bit_cast<uint32_t>(f);
   uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
   uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return sign | 0x7e00u;       // NaN
-  if (a >= 0x477ff000u) return sign | 0x7c00u;      // rounds to >= 65520: infinity
-  if (a < 0x38800000u) {                            // below the smallest normal half: subnormal or 0
+  if (a > 0x7f800000u) return sign | 0x7e00u;   // NaN
+  if (a >= 0x477ff000u) return sign | 0x7c00u;  // rounds to >= 65520: infinity
+  if (a < 0x38800000u) {                        // below the smallest normal half: subnormal or 0
     // value = a_float; half subnormal unit = 2^-24. Round a_float / 2^-24 to nearest even integer.
     float v = std::bit_cast<float>(a) * 16777216.0f;  // exact: scaling by a power of two
-    float r = std::nearbyint(v);                       // default rounding mode: ties to even
+    float r = std::nearbyint(v);                      // default rounding mode: ties to even
     return sign | static_cast<uint16_t>(r);
   }
   // Normal: rebias exponent (127 -> 15) and round the 23-bit mantissa to 10 bits, ties to even.
@@ -162,7 +172,8 @@ float f16_bits_to_float(uint16_t h) {
 static float to_float_round_odd(double x) {
   float f = static_cast<float>(x);
   if (static_cast<double>(f) == x || !std::isfinite(f) || (std::bit_cast<uint32_t>(f) & 1u)) return f;
-  return std::nextafter(f, x > f ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity());
+  return std::nextafter(
+      f, x > f ? std::numeric_limits<float>::infinity() : -std::numeric_limits<float>::infinity());
 }
 
 double round_to_float_dtype(double x, DType t) {
@@ -185,7 +196,8 @@ int64_t wrap_to_int_dtype(int64_t x, DType t) {
     case Scalar::UInt16: return static_cast<uint16_t>(u);
     case Scalar::Int32: return static_cast<int32_t>(u);
     case Scalar::UInt32: return static_cast<uint32_t>(u);
-    case Scalar::Int64: case Scalar::UInt64: return x;
+    case Scalar::Int64:
+    case Scalar::UInt64: return x;
     default: internal_error(__FILE__, __LINE__, "wrap_to_int_dtype of " + name(t));
   }
 }

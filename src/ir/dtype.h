@@ -65,7 +65,7 @@ bool is_float(DType t);
 bool is_int(DType t);  // signed or unsigned integer, not bool
 bool is_unsigned(DType t);
 bool is_bool(DType t);
-std::string name(DType t);  // "f32", "bf16", "i64", "bool", "f32*", "f32x4"
+std::string name(DType t);                                   // "f32", "bf16", "i64", "bool", "f32*", "f32x4"
 std::optional<DType> dtype_from_name(const std::string& s);  // accepts "float32" and "f32"
 
 // The smallest dtype both a and b convert to without losing range: the least upper bound in the

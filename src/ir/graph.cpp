@@ -59,7 +59,8 @@ std::string to_string(const NodeRef& root) {
   for (size_t i = 0; i < order.size(); i++) names.emplace_back(order[i], static_cast<int>(i));
   std::sort(names.begin(), names.end());
   std::string out;
-  for (size_t i = 0; i < order.size(); i++) out += "%" + std::to_string(i) + " = " + node_line(*order[i], names) + "\n";
+  for (size_t i = 0; i < order.size(); i++)
+    out += "%" + std::to_string(i) + " = " + node_line(*order[i], names) + "\n";
   return out;
 }
 

@@ -29,7 +29,8 @@ static bool arity_ok(Op op, size_t n) {
     case Op::CONST: return n <= 1;
     case Op::INDEX: return n == 2 || n == 3;
     case Op::AT: return n >= 2;
-    case Op::REDUCE: case Op::DEFINE_ACC: return n >= 1;
+    case Op::REDUCE:
+    case Op::DEFINE_ACC: return n >= 1;
     default: {
       int want = op_info(op).nsrc;
       return want < 0 || static_cast<size_t>(want) == n;
@@ -42,14 +43,19 @@ void check_node(Op op, DType dtype, const std::vector<NodeRef>& src, const Arg& 
   LG_CHECK(arity_ok(op, src.size()), info.name, " with ", src.size(), " sources");
   LG_CHECK(arg_kind_matches(info.arg, arg), info.name, " with arg ", arg_to_string(arg));
   if (op == Op::CONST) {
-    LG_CHECK(is_float(dtype) == std::holds_alternative<double>(arg), "CONST ", name(dtype), " holds ", arg_to_string(arg));
+    LG_CHECK(is_float(dtype) == std::holds_alternative<double>(arg), "CONST ", name(dtype), " holds ",
+             arg_to_string(arg));
   }
   if (is_binary(op) || op == Op::MULACC) {
     size_t first = 0;
     for (size_t i = 1; i < src.size(); i++)
-      LG_CHECK(src[i]->dtype == src[first]->dtype, info.name, " of ", name(src[first]->dtype), " and ", name(src[i]->dtype));
-    if (is_comparison(op)) LG_CHECK(dtype.scalar == Scalar::Bool, info.name, " must be bool, got ", name(dtype));
-    else LG_CHECK(dtype == src[0]->dtype, info.name, " dtype ", name(dtype), " differs from its sources' ", name(src[0]->dtype));
+      LG_CHECK(src[i]->dtype == src[first]->dtype, info.name, " of ", name(src[first]->dtype), " and ",
+               name(src[i]->dtype));
+    if (is_comparison(op))
+      LG_CHECK(dtype.scalar == Scalar::Bool, info.name, " must be bool, got ", name(dtype));
+    else
+      LG_CHECK(dtype == src[0]->dtype, info.name, " dtype ", name(dtype), " differs from its sources' ",
+               name(src[0]->dtype));
     if (op == Op::IDIV || op == Op::MOD || op == Op::SHL || op == Op::SHR)
       LG_CHECK(is_int(dtype), info.name, " needs an integer dtype, got ", name(dtype));
     if (op == Op::AND || op == Op::OR || op == Op::XOR)
@@ -64,19 +70,23 @@ void check_node(Op op, DType dtype, const std::vector<NodeRef>& src, const Arg& 
     LG_CHECK(src[0]->dtype.scalar == Scalar::Bool, "WHERE condition is ", name(src[0]->dtype));
     LG_CHECK(src[1]->dtype == src[2]->dtype && dtype == src[1]->dtype, "WHERE branches differ in dtype");
   }
-  if (op == Op::RANGE) LG_CHECK(dtype == dtypes::index && src[0]->dtype == dtypes::index, "RANGE must be index typed");
+  if (op == Op::RANGE)
+    LG_CHECK(dtype == dtypes::index && src[0]->dtype == dtypes::index, "RANGE must be index typed");
   if (op == Op::INDEX) {
     LG_CHECK(src[0]->dtype.ptr && dtype.ptr, "INDEX of a non-pointer");
     LG_CHECK(src[1]->dtype == dtypes::index, "INDEX offset is ", name(src[1]->dtype));
     if (src.size() == 3) LG_CHECK(src[2]->dtype == dtypes::boolean, "INDEX gate is ", name(src[2]->dtype));
   }
-  if (op == Op::LOAD) LG_CHECK(src[0]->op == Op::INDEX && dtype == src[0]->dtype.base(), "LOAD of ", op_name(src[0]->op));
-  if (op == Op::STORE) LG_CHECK(src[0]->op == Op::INDEX && src[1]->dtype == src[0]->dtype.base(), "STORE dtype mismatch");
+  if (op == Op::LOAD)
+    LG_CHECK(src[0]->op == Op::INDEX && dtype == src[0]->dtype.base(), "LOAD of ", op_name(src[0]->op));
+  if (op == Op::STORE)
+    LG_CHECK(src[0]->op == Op::INDEX && src[1]->dtype == src[0]->dtype.base(), "STORE dtype mismatch");
   if (op == Op::REDUCE || op == Op::REDUCE_AXIS) {
     Op r = op == Op::REDUCE ? std::get<Op>(arg) : std::get<ReduceArg>(arg).op;
     LG_CHECK(r == Op::ADD || r == Op::MUL || r == Op::MAX, "reduce with ", op_name(r));
     LG_CHECK(dtype == src[0]->dtype, "reduce changes dtype");
-    for (size_t i = 1; op == Op::REDUCE && i < src.size(); i++) LG_CHECK(src[i]->op == Op::RANGE, "REDUCE over a non-RANGE");
+    for (size_t i = 1; op == Op::REDUCE && i < src.size(); i++)
+      LG_CHECK(src[i]->op == Op::RANGE, "REDUCE over a non-RANGE");
   }
   if (op == Op::AT) LG_CHECK(src[1]->dtype == dtypes::boolean, "AT gate is ", name(src[1]->dtype));
   if (op == Op::IOTA) LG_CHECK(is_int(dtype) || is_float(dtype), "IOTA of ", name(dtype));
@@ -126,7 +136,8 @@ Shape infer_shape(Op op, const std::vector<NodeRef>& src, const Arg& arg) {
       for (size_t i = 0; i < s.size(); i++) LG_CHECK(s[i] == to[i] || s[i] == 1, "EXPAND of a non-1 axis");
       return to;
     }
-    case Op::PAD: case Op::SHRINK: {
+    case Op::PAD:
+    case Op::SHRINK: {
       const Pairs& p = std::get<Pairs>(arg);
       const Shape& s = src[0]->shape;
       LG_CHECK(p.size() == s.size(), op_name(op), " rank");
@@ -148,7 +159,10 @@ Shape infer_shape(Op op, const std::vector<NodeRef>& src, const Arg& arg) {
       return src[0]->shape;
     }
     case Op::REDUCE_AXIS: return reduce_shape(src[0]->shape, std::get<ReduceArg>(arg).axes);
-    case Op::CONTIGUOUS: case Op::COPY: case Op::CAST: case Op::BITCAST: return src[0]->shape;
+    case Op::CONTIGUOUS:
+    case Op::COPY:
+    case Op::CAST:
+    case Op::BITCAST: return src[0]->shape;
     case Op::ASSIGN:
       LG_CHECK(src[0]->shape == src[1]->shape, "ASSIGN of a different shape");
       return src[0]->shape;
@@ -195,12 +209,14 @@ static std::pair<int64_t, int64_t> fit(Wide lo, Wide hi, DType t) {
 
 static Wide trunc_div(Wide a, Wide b) { return a / b; }  // C++ division truncates toward zero
 
-std::pair<int64_t, int64_t> infer_bounds(Op op, DType dtype, const std::vector<NodeRef>& src, const Arg& arg) {
+std::pair<int64_t, int64_t> infer_bounds(Op op, DType dtype, const std::vector<NodeRef>& src,
+                                         const Arg& arg) {
   if (!(is_int(dtype) || is_bool(dtype)) || dtype.ptr || dtype.count != 1) return full_range(dtype);
   // A uint64 value's bounds saturate at INT64_MAX: vmax == INT64_MAX means it may be anything up to
   // 2^64-1, so nothing follows from it (else u64max/2 < 2^62+1 would be "always true").
   for (const NodeRef& s : src)
-    if (s->dtype.scalar == Scalar::UInt64 && s->vmax == std::numeric_limits<int64_t>::max()) return full_range(dtype);
+    if (s->dtype.scalar == Scalar::UInt64 && s->vmax == std::numeric_limits<int64_t>::max())
+      return full_range(dtype);
   auto lo = [&](int i) -> Wide { return src[i]->vmin; };
   auto hi = [&](int i) -> Wide { return src[i]->vmax; };
   switch (op) {
@@ -220,7 +236,8 @@ std::pair<int64_t, int64_t> infer_bounds(Op op, DType dtype, const std::vector<N
     }
     case Op::IDIV: {
       if (lo(1) > 0 || hi(1) < 0) {  // divisor never 0: truncated division is monotonic in each argument
-        Wide c[4] = {trunc_div(lo(0), lo(1)), trunc_div(lo(0), hi(1)), trunc_div(hi(0), lo(1)), trunc_div(hi(0), hi(1))};
+        Wide c[4] = {trunc_div(lo(0), lo(1)), trunc_div(lo(0), hi(1)), trunc_div(hi(0), lo(1)),
+                     trunc_div(hi(0), hi(1))};
         return fit(*std::min_element(c, c + 4), *std::max_element(c, c + 4), dtype);
       }
       return full_range(dtype);
@@ -240,7 +257,8 @@ std::pair<int64_t, int64_t> infer_bounds(Op op, DType dtype, const std::vector<N
       if (hi(0) < lo(1)) return {1, 1};
       if (lo(0) >= hi(1)) return {0, 0};
       return {0, 1};
-    case Op::CMPNE: case Op::CMPEQ: {
+    case Op::CMPNE:
+    case Op::CMPEQ: {
       if (is_float(src[0]->dtype)) return {0, 1};
       bool disjoint = hi(0) < lo(1) || hi(1) < lo(0);
       bool same_point = lo(0) == hi(0) && lo(1) == hi(1) && lo(0) == lo(1);
@@ -259,7 +277,8 @@ std::pair<int64_t, int64_t> infer_bounds(Op op, DType dtype, const std::vector<N
       if (is_bool(dtype) && lo(0) == hi(0) && lo(1) == hi(1)) return {lo(0) ^ lo(1), lo(0) ^ lo(1)};
       return is_bool(dtype) ? std::pair<int64_t, int64_t>{0, 1} : full_range(dtype);
     case Op::SHR:
-      if (lo(0) >= 0 && lo(1) >= 0 && hi(1) < bitsize(dtype.scalar)) return fit(lo(0) >> hi(1), hi(0) >> lo(1), dtype);
+      if (lo(0) >= 0 && lo(1) >= 0 && hi(1) < bitsize(dtype.scalar))
+        return fit(lo(0) >> hi(1), hi(0) >> lo(1), dtype);
       return full_range(dtype);
     case Op::WHERE:
       if (src[0]->vmin == 1) return fit(lo(1), hi(1), dtype);

@@ -28,7 +28,8 @@ const char* axis_type_name(AxisType t) {
 
 bool arg_equal(const Arg& a, const Arg& b) {
   if (a.index() != b.index()) return false;
-  if (auto* x = std::get_if<double>(&a)) return std::bit_cast<uint64_t>(*x) == std::bit_cast<uint64_t>(std::get<double>(b));
+  if (auto* x = std::get_if<double>(&a))
+    return std::bit_cast<uint64_t>(*x) == std::bit_cast<uint64_t>(std::get<double>(b));
   return a == b;
 }
 
@@ -51,7 +52,8 @@ uint64_t arg_hash(const Arg& a) {
         } else if constexpr (std::is_same_v<T, BufferArg>) {
           h = hash_mix(hash_mix(h, v.uid), static_cast<uint64_t>(v.size));
         } else if constexpr (std::is_same_v<T, VarArg>) {
-          h = hash_mix(hash_mix(hash_mix(h, hash_bytes(v.name)), static_cast<uint64_t>(v.min)), static_cast<uint64_t>(v.max));
+          h = hash_mix(hash_mix(hash_mix(h, hash_bytes(v.name)), static_cast<uint64_t>(v.min)),
+                       static_cast<uint64_t>(v.max));
         } else if constexpr (std::is_same_v<T, ReduceArg>) {
           h = hash_mix(h, static_cast<uint64_t>(v.op));
           for (int64_t x : v.axes) h = hash_mix(h, static_cast<uint64_t>(x));
@@ -75,33 +77,50 @@ std::string arg_to_string(const Arg& a) {
   return std::visit(
       [](const auto& v) -> std::string {
         using T = std::decay_t<decltype(v)>;
-        if constexpr (std::is_same_v<T, std::monostate>) return "";
-        else if constexpr (std::is_same_v<T, int64_t>) return std::to_string(v);
+        if constexpr (std::is_same_v<T, std::monostate>)
+          return "";
+        else if constexpr (std::is_same_v<T, int64_t>)
+          return std::to_string(v);
         else if constexpr (std::is_same_v<T, double>) {
           std::ostringstream os;
           os.precision(17);
           os << v;
           return os.str();
-        } else if constexpr (std::is_same_v<T, std::string>) return "\"" + v + "\"";
-        else if constexpr (std::is_same_v<T, Shape>) return "(" + join(v) + ")";
+        } else if constexpr (std::is_same_v<T, std::string>)
+          return "\"" + v + "\"";
+        else if constexpr (std::is_same_v<T, Shape>)
+          return "(" + join(v) + ")";
         else if constexpr (std::is_same_v<T, Pairs>) {
           std::string s = "(";
           for (size_t i = 0; i < v.size(); i++)
-            s += (i ? "," : "") + std::string("(") + std::to_string(v[i].first) + "," + std::to_string(v[i].second) + ")";
+            s += (i ? "," : "") + std::string("(") + std::to_string(v[i].first) + "," +
+                 std::to_string(v[i].second) + ")";
           return s + ")";
-        } else if constexpr (std::is_same_v<T, BufferArg>) return str("{uid=", v.uid, ",size=", v.size, "}");
-        else if constexpr (std::is_same_v<T, VarArg>) return str("{", v.name, ",", v.min, "..", v.max, "}");
-        else if constexpr (std::is_same_v<T, ReduceArg>) return str("{", op_name(v.op), ",axes=(", join(v.axes), ")}");
-        else if constexpr (std::is_same_v<T, RangeArg>) return str("{", v.id, ",", axis_type_name(v.type), "}");
-        else if constexpr (std::is_same_v<T, Op>) return std::string(op_name(v));
+        } else if constexpr (std::is_same_v<T, BufferArg>)
+          return str("{uid=", v.uid, ",size=", v.size, "}");
+        else if constexpr (std::is_same_v<T, VarArg>)
+          return str("{", v.name, ",", v.min, "..", v.max, "}");
+        else if constexpr (std::is_same_v<T, ReduceArg>)
+          return str("{", op_name(v.op), ",axes=(", join(v.axes), ")}");
+        else if constexpr (std::is_same_v<T, RangeArg>)
+          return str("{", v.id, ",", axis_type_name(v.type), "}");
+        else if constexpr (std::is_same_v<T, Op>)
+          return std::string(op_name(v));
       },
       a);
 }
 
 Node::Node(Op op, DType dtype, std::vector<NodeRef> src, Arg arg, uint64_t hash, Shape shape,
            const Node* device, int64_t vmin, int64_t vmax)
-    : op(op), dtype(dtype), src(std::move(src)), arg(std::move(arg)), hash(hash), shape(std::move(shape)),
-      device(device), vmin(vmin), vmax(vmax) {}
+    : op(op),
+      dtype(dtype),
+      src(std::move(src)),
+      arg(std::move(arg)),
+      hash(hash),
+      shape(std::move(shape)),
+      device(device),
+      vmin(vmin),
+      vmax(vmax) {}
 
 int64_t Node::numel() const {
   int64_t n = 1;
@@ -143,7 +162,9 @@ struct NodeTable {
 };
 
 static uint64_t structural_hash(Op op, DType dtype, const std::vector<NodeRef>& src, const Arg& arg) {
-  uint64_t h = hash_mix(static_cast<uint64_t>(op), static_cast<uint64_t>(dtype.scalar) | (uint64_t{dtype.count} << 8) | (uint64_t{dtype.ptr} << 16));
+  uint64_t h =
+      hash_mix(static_cast<uint64_t>(op), static_cast<uint64_t>(dtype.scalar) | (uint64_t{dtype.count} << 8) |
+                                              (uint64_t{dtype.ptr} << 16));
   h = hash_mix(h, arg_hash(arg));
   for (const NodeRef& s : src) h = hash_mix(h, s->hash);
   return h;
@@ -168,7 +189,8 @@ NodeRef make(Op op, DType dtype, std::vector<NodeRef> src, Arg arg) {
       if (!same_node(n, op, dtype, src, arg)) continue;
       // Revive only a live node: a count of 0 means it is being destroyed right now.
       int32_t r = n->refs_.load(std::memory_order_relaxed);
-      while (r > 0 && !n->refs_.compare_exchange_weak(r, r + 1, std::memory_order_relaxed)) {}
+      while (r > 0 && !n->refs_.compare_exchange_weak(r, r + 1, std::memory_order_relaxed)) {
+      }
       if (r > 0) return NodeRef::adopt(n);
     }
   }
@@ -185,7 +207,8 @@ NodeRef make(Op op, DType dtype, std::vector<NodeRef> src, Arg arg) {
     Node* m = it->second;
     if (!same_node(m, n->op, n->dtype, n->src, n->arg)) continue;
     int32_t r = m->refs_.load(std::memory_order_relaxed);
-    while (r > 0 && !m->refs_.compare_exchange_weak(r, r + 1, std::memory_order_relaxed)) {}
+    while (r > 0 && !m->refs_.compare_exchange_weak(r, r + 1, std::memory_order_relaxed)) {
+    }
     if (r > 0) {
       n->refs_.store(0);
       delete n;  // never in the table; its sources are released through their NodeRefs

@@ -41,7 +41,7 @@ struct VarArg {
   bool operator==(const VarArg&) const = default;
 };
 struct ReduceArg {
-  Op op;  // ADD, MUL or MAX
+  Op op;                      // ADD, MUL or MAX
   std::vector<int64_t> axes;  // sorted, unique
   bool operator==(const ReduceArg&) const = default;
 };
@@ -104,15 +104,17 @@ class Node {
   const uint64_t hash;
 
   // Derived at creation.
-  const Shape shape;          // tensor stage: the value's shape; kernel stage: () (scalars)
-  const Node* const device;   // the DEVICE node a tensor-stage value lives on, or nullptr
-  const int64_t vmin, vmax;   // inclusive bounds of integer/bool values (the dtype's range if unknown)
+  const Shape shape;         // tensor stage: the value's shape; kernel stage: () (scalars)
+  const Node* const device;  // the DEVICE node a tensor-stage value lives on, or nullptr
+  const int64_t vmin, vmax;  // inclusive bounds of integer/bool values (the dtype's range if unknown)
 
   Node(const Node&) = delete;
   Node& operator=(const Node&) = delete;
 
   template <class T>
-  const T& get_arg() const { return std::get<T>(arg); }
+  const T& get_arg() const {
+    return std::get<T>(arg);
+  }
   int64_t numel() const;
   bool is_const() const { return op == Op::CONST; }
   // CONST value as a number (integers exactly, floats as double).
@@ -125,8 +127,8 @@ class Node {
   friend class NodeRef;
   friend NodeRef make(Op, DType, std::vector<NodeRef>, Arg);
   friend struct NodeTable;
-  Node(Op op, DType dtype, std::vector<NodeRef> src, Arg arg, uint64_t hash, Shape shape,
-       const Node* device, int64_t vmin, int64_t vmax);
+  Node(Op op, DType dtype, std::vector<NodeRef> src, Arg arg, uint64_t hash, Shape shape, const Node* device,
+       int64_t vmin, int64_t vmax);
   mutable std::atomic<int32_t> refs_{0};
 };
 

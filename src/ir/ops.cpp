@@ -15,8 +15,14 @@ const OpInfo& op_info(Op op) { return kOpInfo[static_cast<size_t>(op)]; }
 
 bool is_commutative(Op op) {
   switch (op) {
-    case Op::ADD: case Op::MUL: case Op::MAX: case Op::CMPNE: case Op::CMPEQ:
-    case Op::AND: case Op::OR: case Op::XOR: return true;
+    case Op::ADD:
+    case Op::MUL:
+    case Op::MAX:
+    case Op::CMPNE:
+    case Op::CMPEQ:
+    case Op::AND:
+    case Op::OR:
+    case Op::XOR: return true;
     default: return false;
   }
 }

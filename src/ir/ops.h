@@ -18,7 +18,18 @@ inline constexpr int kNumOps = 0
 #undef LG_OP
     ;
 
-enum class OpGroup : uint8_t { Meta, Buffer, Const, Unary, Binary, Ternary, Movement, Reduce, Kernel, Program };
+enum class OpGroup : uint8_t {
+  Meta,
+  Buffer,
+  Const,
+  Unary,
+  Binary,
+  Ternary,
+  Movement,
+  Reduce,
+  Kernel,
+  Program
+};
 enum class ArgKind : uint8_t { None, String, Buffer, Const, Int, Var, Shape, Pairs, Reduce, Range, Op };
 
 struct OpInfo {

@@ -68,10 +68,13 @@ Value cast_value(Value v, DType from, DType to) {
   }
   // integer or bool source
   if (is_float(to)) {
-    double x = from.scalar == Scalar::UInt64 ? static_cast<double>(static_cast<uint64_t>(v.i)) : static_cast<double>(v.i);
+    double x = from.scalar == Scalar::UInt64 ? static_cast<double>(static_cast<uint64_t>(v.i))
+                                             : static_cast<double>(v.i);
     // float32: one rounding from the integer. 16-bit floats: from the double (exact below 2^53), which
     // rounds once; going through the nearest float would round twice (2^24 + 2^16 + 1 -> bf16 2^24).
-    if (to.scalar == Scalar::Float32) x = static_cast<float>(from.scalar == Scalar::UInt64 ? static_cast<float>(static_cast<uint64_t>(v.i)) : static_cast<float>(v.i));
+    if (to.scalar == Scalar::Float32)
+      x = static_cast<float>(from.scalar == Scalar::UInt64 ? static_cast<float>(static_cast<uint64_t>(v.i))
+                                                           : static_cast<float>(v.i));
     return Value::of_float(fround(x, to));
   }
   if (is_bool(to)) return Value::of_int(v.i != 0);
@@ -106,24 +109,43 @@ Value eval_alu(Op op, DType out, DType in, const Value* a, int n) {
   LG_CHECK(n == op_info(op).nsrc, "eval_alu arity");
   bool fl = is_float(in);
   switch (op) {
-    case Op::NEG: return fl ? Value::of_float(-a[0].f) : Value::of_int(wrap(0 - static_cast<uint64_t>(a[0].i), out));
-    case Op::RECIPROCAL: return Value::of_float(fapply(out, [](auto x, auto, auto) { return decltype(x)(1) / x; }, a[0].f));
-    case Op::SQRT: return Value::of_float(fapply(out, [](auto x, auto, auto) { return std::sqrt(x); }, a[0].f));
-    case Op::EXP2: return Value::of_float(fapply(out, [](auto x, auto, auto) { return std::exp2(x); }, a[0].f));
-    case Op::LOG2: return Value::of_float(fapply(out, [](auto x, auto, auto) { return std::log2(x); }, a[0].f));
-    case Op::SIN: return Value::of_float(fapply(out, [](auto x, auto, auto) { return std::sin(x); }, a[0].f));
-    case Op::TRUNC: return Value::of_float(fapply(out, [](auto x, auto, auto) { return std::trunc(x); }, a[0].f));
+    case Op::NEG:
+      return fl ? Value::of_float(-a[0].f) : Value::of_int(wrap(0 - static_cast<uint64_t>(a[0].i), out));
+    case Op::RECIPROCAL:
+      return Value::of_float(fapply(
+          out, [](auto x, auto, auto) { return decltype(x)(1) / x; }, a[0].f));
+    case Op::SQRT:
+      return Value::of_float(fapply(
+          out, [](auto x, auto, auto) { return std::sqrt(x); }, a[0].f));
+    case Op::EXP2:
+      return Value::of_float(fapply(
+          out, [](auto x, auto, auto) { return std::exp2(x); }, a[0].f));
+    case Op::LOG2:
+      return Value::of_float(fapply(
+          out, [](auto x, auto, auto) { return std::log2(x); }, a[0].f));
+    case Op::SIN:
+      return Value::of_float(fapply(
+          out, [](auto x, auto, auto) { return std::sin(x); }, a[0].f));
+    case Op::TRUNC:
+      return Value::of_float(fapply(
+          out, [](auto x, auto, auto) { return std::trunc(x); }, a[0].f));
     case Op::CAST: return cast_value(a[0], in, out);
     case Op::BITCAST: return from_bits(bits_of(a[0], in), out);
     case Op::ADD:
-      if (fl) return Value::of_float(fapply(out, [](auto x, auto y, auto) { return x + y; }, a[0].f, a[1].f));
+      if (fl)
+        return Value::of_float(fapply(
+            out, [](auto x, auto y, auto) { return x + y; }, a[0].f, a[1].f));
       return Value::of_int(wrap(static_cast<uint64_t>(a[0].i) + static_cast<uint64_t>(a[1].i), out));
     case Op::MUL:
-      if (fl) return Value::of_float(fapply(out, [](auto x, auto y, auto) { return x * y; }, a[0].f, a[1].f));
+      if (fl)
+        return Value::of_float(fapply(
+            out, [](auto x, auto y, auto) { return x * y; }, a[0].f, a[1].f));
       return Value::of_int(wrap(static_cast<uint64_t>(a[0].i) * static_cast<uint64_t>(a[1].i), out));
-    case Op::IDIV: case Op::MOD: return int_div(op, a[0], a[1], out);
+    case Op::IDIV:
+    case Op::MOD: return int_div(op, a[0], a[1], out);
     case Op::MAX:
-      if (fl && (std::isnan(a[0].f) || std::isnan(a[1].f))) return Value::of_float(std::numeric_limits<double>::quiet_NaN());
+      if (fl && (std::isnan(a[0].f) || std::isnan(a[1].f)))
+        return Value::of_float(std::numeric_limits<double>::quiet_NaN());
       return less(a[0], a[1], in) ? a[1] : a[0];
     case Op::CMPLT: return Value::of_int(less(a[0], a[1], in));
     case Op::CMPEQ: return Value::of_int(fl ? a[0].f == a[1].f : a[0].i == a[1].i);
@@ -131,7 +153,8 @@ Value eval_alu(Op op, DType out, DType in, const Value* a, int n) {
     case Op::AND: return Value::of_int(wrap(static_cast<uint64_t>(a[0].i & a[1].i), out));
     case Op::OR: return Value::of_int(wrap(static_cast<uint64_t>(a[0].i | a[1].i), out));
     case Op::XOR: return Value::of_int(wrap(static_cast<uint64_t>(a[0].i ^ a[1].i), out));
-    case Op::SHL: case Op::SHR: return shift(op, a[0], a[1], out);
+    case Op::SHL:
+    case Op::SHR: return shift(op, a[0], a[1], out);
     case Op::WHERE: return a[0].i ? a[1] : a[2];
     case Op::MULACC: {
       Value prod = eval_alu(Op::MUL, out, in, a, 2);

@@ -45,20 +45,26 @@ Pat Pat::cnst(double value) {
   });
 }
 
-Pat Pat::named(std::string_view name) const { return with([&](Data& d) { d.name = name; }); }
+Pat Pat::named(std::string_view name) const {
+  return with([&](Data& d) { d.name = name; });
+}
 Pat Pat::dtype(DType t) const {
   return with([&](Data& d) {
     d.has_dtype = true;
     d.dtype = t;
   });
 }
-Pat Pat::dtype_if(bool (*pred)(DType)) const { return with([&](Data& d) { d.dtype_pred = pred; }); }
+Pat Pat::dtype_if(bool (*pred)(DType)) const {
+  return with([&](Data& d) { d.dtype_pred = pred; });
+}
 Pat Pat::ordered() const {
   return with([](Data& d) {
     if (d.mode == SrcMode::Commutative) d.mode = SrcMode::Ordered;
   });
 }
-Pat Pat::prefix() const { return with([](Data& d) { d.mode = SrcMode::Prefix; }); }
+Pat Pat::prefix() const {
+  return with([](Data& d) { d.mode = SrcMode::Prefix; });
+}
 Pat Pat::arg(Arg a) const {
   return with([&](Data& d) {
     d.has_arg = true;

@@ -87,7 +87,8 @@ class Driver {
           stack_.pop_back();
           return;
         }
-        if (!active_.insert(f.orig.get()).second) fail("a rule's result contains the node being rewritten", f.orig);
+        if (!active_.insert(f.orig.get()).second)
+          fail("a rule's result contains the node being rewritten", f.orig);
         f.cur = f.orig;
         if (o_.top_down) {
           std::vector<NodeRef> chain{f.cur};  // held, so no address in it is reused meanwhile
@@ -143,7 +144,8 @@ class Driver {
 NodeRef rewrite(const NodeRef& root, const PatternMatcher& pm, const RewriteOptions& opts, std::any ctx) {
   LG_CHECK(opts.name != nullptr, "every rewrite must be named");
   NodeRef out = Driver(pm, opts, &ctx).run(root);
-  if (config().debug >= 5) std::fprintf(stderr, "=== rewrite \"%s\" ===\n%s", opts.name, to_string(out).c_str());
+  if (config().debug >= 5)
+    std::fprintf(stderr, "=== rewrite \"%s\" ===\n%s", opts.name, to_string(out).c_str());
   if (opts.spec && config().spec >= 2) verify(out, *opts.spec, opts.name);
   return out;
 }

@@ -22,7 +22,8 @@ std::optional<std::string> spec_error(const NodeRef& root, const Spec& spec) {
     }
     if (!accepted) {
       std::vector<std::pair<const Node*, int>> none;
-      return str("spec \"", spec.name, "\" rejects node: ", node_line(*n, none), "\nin graph:\n", to_string(root));
+      return str("spec \"", spec.name, "\" rejects node: ", node_line(*n, none), "\nin graph:\n",
+                 to_string(root));
     }
   }
   if (spec.whole) {

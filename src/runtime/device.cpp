@@ -40,8 +40,8 @@ Device& get_device(const std::string& requested) {
   std::string kind = name.substr(0, name.find(':'));
   if (size_t colon = name.find(':'); colon != std::string::npos) {
     std::string idx = name.substr(colon + 1);
-    LG_USER_CHECK(!idx.empty() && idx.find_first_not_of("0123456789") == std::string::npos, "device \"", requested,
-                  "\": the index after ':' must be a number, e.g. ", kind, ":1");
+    LG_USER_CHECK(!idx.empty() && idx.find_first_not_of("0123456789") == std::string::npos, "device \"",
+                  requested, "\": the index after ':' must be a number, e.g. ", kind, ":1");
   }
   for (const Kind& k : kKinds) {
     if (kind != k.name) continue;
@@ -51,7 +51,8 @@ Device& get_device(const std::string& requested) {
   }
   std::string known;
   for (const Kind& k : kKinds) known += std::string(known.empty() ? "" : ", ") + k.name;
-  user_error("unknown device \"", requested, "\"; this build has: ", known, " (set DEVICE= or pass a device name)");
+  user_error("unknown device \"", requested, "\"; this build has: ", known,
+             " (set DEVICE= or pass a device name)");
 }
 
 }  // namespace lg

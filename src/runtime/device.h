@@ -43,8 +43,8 @@ class Compiler {
 
 // Arguments of one kernel launch.
 struct KernelArgs {
-  std::vector<void*> buffers;     // by DEFINE_GLOBAL slot
-  std::vector<int64_t> sizes;     // elements of each buffer (for bounds checks)
+  std::vector<void*> buffers;  // by DEFINE_GLOBAL slot
+  std::vector<int64_t> sizes;  // elements of each buffer (for bounds checks)
 };
 
 class Program {

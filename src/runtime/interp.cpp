@@ -27,22 +27,25 @@ class HostAllocator : public Allocator {
 // op position; an ACCUMULATE writes its DEFINE_ACC's register.
 struct Inst {
   Op op;
-  DType dtype;     // result dtype (LOAD/STORE/INDEX: element dtype)
-  DType in;        // dtype of the ALU sources
+  DType dtype;  // result dtype (LOAD/STORE/INDEX: element dtype)
+  DType in;     // dtype of the ALU sources
   int dst = -1;
   int src[3] = {-1, -1, -1};
   int nsrc = 0;
-  int slot = -1;   // buffer slot (INDEX, LOAD, STORE)
-  int jump = -1;   // RANGE: pc after its END; END: pc of the loop body start
-  Value imm{};     // CONST value
+  int slot = -1;  // buffer slot (INDEX, LOAD, STORE)
+  int jump = -1;  // RANGE: pc after its END; END: pc of the loop body start
+  Value imm{};    // CONST value
 };
 
 class InterpProgram : public Program {
  public:
-  explicit InterpProgram(const LinearProgram& prog) : name_(prog.name), globals_(prog.globals) { compile(prog); }
+  explicit InterpProgram(const LinearProgram& prog) : name_(prog.name), globals_(prog.globals) {
+    compile(prog);
+  }
 
   void run(const KernelArgs& args) override {
-    LG_CHECK(args.buffers.size() == globals_.size(), name_, ": ", args.buffers.size(), " buffers for ", globals_.size(), " slots");
+    LG_CHECK(args.buffers.size() == globals_.size(), name_, ": ", args.buffers.size(), " buffers for ",
+             globals_.size(), " slots");
     std::vector<Value> r(nregs_);
     const size_t n = code_.size();
     for (size_t pc = 0; pc < n;) {
@@ -68,25 +71,32 @@ class InterpProgram : public Program {
             r[in.dst].i = -1;
             break;
           }
-          LG_CHECK(off >= 0 && off < args.sizes[in.slot], "kernel ", name_, ": index ", off, " out of bounds of buffer ",
-                   in.slot, " (", args.sizes[in.slot], " elements)");
+          LG_CHECK(off >= 0 && off < args.sizes[in.slot], "kernel ", name_, ": index ", off,
+                   " out of bounds of buffer ", in.slot, " (", args.sizes[in.slot], " elements)");
           r[in.dst].i = off;
           break;
         }
         case Op::LOAD: {
           int64_t off = r[in.src[0]].i;
-          if (off < 0) r[in.dst] = is_float(in.dtype) ? Value::of_float(0) : Value::of_int(0);
-          else r[in.dst] = load_value(static_cast<const char*>(args.buffers[in.slot]) + off * itemsize(in.dtype), in.dtype);
+          if (off < 0)
+            r[in.dst] = is_float(in.dtype) ? Value::of_float(0) : Value::of_int(0);
+          else
+            r[in.dst] = load_value(static_cast<const char*>(args.buffers[in.slot]) + off * itemsize(in.dtype),
+                                   in.dtype);
           break;
         }
         case Op::STORE: {
           int64_t off = r[in.src[0]].i;
-          if (off >= 0) store_value(static_cast<char*>(args.buffers[in.slot]) + off * itemsize(in.dtype), in.dtype, r[in.src[1]]);
+          if (off >= 0)
+            store_value(static_cast<char*>(args.buffers[in.slot]) + off * itemsize(in.dtype), in.dtype,
+                        r[in.src[1]]);
           break;
         }
-        case Op::DEFINE_ACC: case Op::ACCUMULATE: r[in.dst] = r[in.src[0]]; break;
+        case Op::DEFINE_ACC:
+        case Op::ACCUMULATE: r[in.dst] = r[in.src[0]]; break;
         default: {
-          Value a[3] = {r[in.src[0]], in.nsrc > 1 ? r[in.src[1]] : Value{}, in.nsrc > 2 ? r[in.src[2]] : Value{}};
+          Value a[3] = {r[in.src[0]], in.nsrc > 1 ? r[in.src[1]] : Value{},
+                        in.nsrc > 2 ? r[in.src[2]] : Value{}};
           r[in.dst] = eval_alu(in.op, in.dtype, in.in, a, in.nsrc);
         }
       }
@@ -113,7 +123,8 @@ class InterpProgram : public Program {
       switch (n->op) {
         case Op::DEFINE_GLOBAL: slot[n.get()] = static_cast<int>(n->get_arg<int64_t>()); continue;
         case Op::CONST:
-          in.imm = is_float(n->dtype) ? Value::of_float(std::get<double>(n->arg)) : Value::of_int(std::get<int64_t>(n->arg));
+          in.imm = is_float(n->dtype) ? Value::of_float(std::get<double>(n->arg))
+                                      : Value::of_int(std::get<int64_t>(n->arg));
           break;
         case Op::RANGE:
           in.src[0] = R(n->src[0]);
@@ -133,7 +144,8 @@ class InterpProgram : public Program {
           in.src[0] = R(n->src[1]);
           if (n->src.size() == 3) in.src[1] = R(n->src[2]);
           break;
-        case Op::LOAD: case Op::STORE:
+        case Op::LOAD:
+        case Op::STORE:
           in.dtype = n->src[0]->dtype.base();
           in.slot = slot.at(n->src[0]->src[0].get());
           in.src[0] = R(n->src[0]);
@@ -145,7 +157,9 @@ class InterpProgram : public Program {
           in.src[0] = R(n->src[1]);
           break;
         case Op::DEFINE_VAR:
-          internal_error(__FILE__, __LINE__, str("interp: kernel ", name_, " reads variable ", n->get_arg<VarArg>().name, ", which no launch binds"));
+          internal_error(__FILE__, __LINE__,
+                         str("interp: kernel ", name_, " reads variable ", n->get_arg<VarArg>().name,
+                             ", which no launch binds"));
         default:
           LG_CHECK(is_alu(n->op), "interp cannot run ", op_name(n->op));
           in.nsrc = static_cast<int>(n->src.size());
@@ -166,7 +180,8 @@ class InterpDevice : public Device {
   Allocator& allocator() override { return alloc_; }
   const Renderer* renderer() const override { return nullptr; }
   const Compiler* compiler() const override { return nullptr; }
-  std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>&) override {
+  std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&,
+                                const std::vector<uint8_t>&) override {
     return std::make_unique<InterpProgram>(prog);
   }
 
@@ -177,6 +192,8 @@ class InterpDevice : public Device {
 
 }  // namespace
 
-std::unique_ptr<Device> make_interp_device(const std::string& name) { return std::make_unique<InterpDevice>(name); }
+std::unique_ptr<Device> make_interp_device(const std::string& name) {
+  return std::make_unique<InterpDevice>(name);
+}
 
 }  // namespace lg

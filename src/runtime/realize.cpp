@@ -35,7 +35,8 @@ std::shared_ptr<Program> program_for(Device& dev, const ScheduleItem& item) {
   std::vector<uint8_t> binary;
   if (const Renderer* r = dev.renderer()) {
     source = r->render(prog);
-    if (config().debug >= 4) std::fprintf(stderr, "=== %s source ===\n%s\n", item.name.c_str(), source.c_str());
+    if (config().debug >= 4)
+      std::fprintf(stderr, "=== %s source ===\n%s\n", item.name.c_str(), source.c_str());
     binary = dev.compiler()->compile(source);
   }
   std::shared_ptr<Program> p = dev.load(prog, source, binary);
@@ -72,8 +73,10 @@ std::vector<NodeRef> realize(const NodeRef& sink) {
   for (size_t i = 0; i < s.items.size(); i++) {
     const ScheduleItem& item = s.items[i];
     auto t0 = std::chrono::steady_clock::now();
-    if (item.kind == ScheduleItem::Kind::Copy) run_copy(item);
-    else run_kernel(item);
+    if (item.kind == ScheduleItem::Kind::Copy)
+      run_copy(item);
+    else
+      run_kernel(item);
     if (config().debug >= 1) {
       double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       std::fprintf(stderr, "*** %-8s %4zu %-28s %10.1f us\n", item.buffers[0]->device_name().c_str(), i,

@@ -12,7 +12,8 @@ namespace lg {
 namespace {
 
 bool is_leaf(const Node* n) {
-  return n->op == Op::BUFFER || n->op == Op::CONST || n->op == Op::IOTA || n->op == Op::DEVICE || n->op == Op::DEFINE_VAR;
+  return n->op == Op::BUFFER || n->op == Op::CONST || n->op == Op::IOTA || n->op == Op::DEVICE ||
+         n->op == Op::DEFINE_VAR;
 }
 
 // Distinct inputs (buffers and realized nodes) read by n's fused subgraph, counted up to `cap`.
@@ -26,8 +27,10 @@ int count_inputs(const UserMap& um, const std::vector<bool>& realize, int i, int
     for (const NodeRef& s : um.order[j]->src) {
       int k = um.index_of(s.get());
       if (!seen.insert(k).second) continue;
-      if (realize[k] || um.order[k]->op == Op::BUFFER) inputs++;
-      else if (!is_leaf(um.order[k])) stack.push_back(k);
+      if (realize[k] || um.order[k]->op == Op::BUFFER)
+        inputs++;
+      else if (!is_leaf(um.order[k]))
+        stack.push_back(k);
     }
   }
   return inputs;
@@ -50,7 +53,8 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
     const Node* node = order[k];
     if (node->op == Op::SINK) continue;
     if (node->op == Op::CONTIGUOUS || node->op == Op::COPY || node->op == Op::ASSIGN) realize[k] = true;
-    if (node->op == Op::COPY && !is_contiguous_buffer_view(node->src[0].get())) realize[um.index_of(node->src[0].get())] = true;
+    if (node->op == Op::COPY && !is_contiguous_buffer_view(node->src[0].get()))
+      realize[um.index_of(node->src[0].get())] = true;
     int p = 0;
     bool c = false;
     for (int u : um.users[k]) {
@@ -70,7 +74,8 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
     paths[k] = std::min(p, 2);
     crosses[k] = c;
     if (node->op == Op::REDUCE_AXIS && !realize[k] && (paths[k] > 1 || crosses[k])) realize[k] = true;
-    if (!realize[k] && is_alu(node->op) && um.users[k].size() >= 2 && count_inputs(um, realize, static_cast<int>(k), 3) >= 3)
+    if (!realize[k] && is_alu(node->op) && um.users[k].size() >= 2 &&
+        count_inputs(um, realize, static_cast<int>(k), 3) >= 3)
       realize[k] = true;
     if (realize[k]) {
       paths[k] = 1;

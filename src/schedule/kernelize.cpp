@@ -168,9 +168,8 @@ NodeRef push_at(Ctx& ctx, const NodeRef& a) {
 }
 
 const PatternMatcher& pm_kernelize() {
-  static const PatternMatcher pm({{"push AT down", Pat::op(Op::AT), [](const Match& m) {
-                                     return push_at(m.ctx<Ctx>(), m.root());
-                                   }}});
+  static const PatternMatcher pm(
+      {{"push AT down", Pat::op(Op::AT), [](const Match& m) { return push_at(m.ctx<Ctx>(), m.root()); }}});
   return pm;
 }
 
@@ -198,7 +197,8 @@ KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
   Ctx ctx{point.get(), &realized, {}, 0, {}};
   NodeRef out_global = ctx.global(out);
   std::vector<NodeRef> idx;
-  for (int64_t d : point->shape) idx.push_back(d == 1 ? index_const(0) : range(d, ctx.next_range++, AxisType::LOOP));
+  for (int64_t d : point->shape)
+    idx.push_back(d == 1 ? index_const(0) : range(d, ctx.next_range++, AxisType::LOOP));
   NodeRef value = at(point, bool_const(true), idx);
   NodeRef store = make(Op::STORE, dtypes::void_,
                        {make(Op::INDEX, out->dtype.as_ptr(), {out_global, flat_index(idx, point->shape)}),

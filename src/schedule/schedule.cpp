@@ -36,7 +36,8 @@ NodeRef buffer_for(const Node* n) {
     LG_CHECK(b && is_contiguous_buffer_view(n->src[0].get()), "ASSIGN target is not a contiguous buffer");
     return NodeRef::share(b);
   }
-  LG_USER_CHECK(n->device != nullptr, "cannot realize a value that lives on no device (", op_name(n->op), ")");
+  LG_USER_CHECK(n->device != nullptr, "cannot realize a value that lives on no device (", op_name(n->op),
+                ")");
   return new_buffer(NodeRef::share(n->device), n->dtype, n->numel());
 }
 
@@ -59,7 +60,8 @@ std::vector<ScheduleItem> order_items(std::vector<Planned>& plan) {
     if (plan[a].point->op != Op::ASSIGN) continue;
     const Node* target = plan[a].item.buffers[0].get();
     for (size_t j = 0; j < n; j++)
-      if (j != a && std::find(plan[j].reads.begin(), plan[j].reads.end(), target) != plan[j].reads.end()) edge(j, a);
+      if (j != a && std::find(plan[j].reads.begin(), plan[j].reads.end(), target) != plan[j].reads.end())
+        edge(j, a);
   }
   std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
   for (size_t i = 0; i < n; i++)
@@ -104,7 +106,10 @@ Schedule create_schedule(const NodeRef& sink) {
     if (n->op == Op::COPY) {
       const Node* s = n->src[0].get();
       NodeRef src_buf = buf_of.count(s) ? buf_of[s] : NodeRef::share(view_base(s));
-      p.item = {ScheduleItem::Kind::Copy, {}, {buf_of[n], src_buf}, str("copy ", s->device_name(), " -> ", n->device_name())};
+      p.item = {ScheduleItem::Kind::Copy,
+                {},
+                {buf_of[n], src_buf},
+                str("copy ", s->device_name(), " -> ", n->device_name())};
       p.reads = {buf_of.count(s) ? s : src_buf.get()};
     } else {
       if (n->numel() == 0) continue;  // nothing to compute; the buffer is empty
@@ -121,17 +126,22 @@ Schedule create_schedule(const NodeRef& sink) {
   for (size_t i = 0; i < g->src.size(); i++) {
     const NodeRef& n = g->src[i];
     auto it = buf_of.find(n.get());
-    if (it == buf_of.end()) s.outputs.push_back(n);
-    else if (n->op == Op::ASSIGN) s.outputs.push_back(n->src[0]);
-    else if (n->shape.size() == 1) s.outputs.push_back(it->second);
-    else s.outputs.push_back(make(Op::RESHAPE, n->dtype, {it->second}, n->shape));
+    if (it == buf_of.end())
+      s.outputs.push_back(n);
+    else if (n->op == Op::ASSIGN)
+      s.outputs.push_back(n->src[0]);
+    else if (n->shape.size() == 1)
+      s.outputs.push_back(it->second);
+    else
+      s.outputs.push_back(make(Op::RESHAPE, n->dtype, {it->second}, n->shape));
   }
   if (config().debug >= 2) std::fputs(describe(s).c_str(), stderr);
   return s;
 }
 
 static std::string buf_desc(const NodeRef& b) {
-  return str("buf#", b->get_arg<BufferArg>().uid, " ", name(b->dtype), "[", b->get_arg<BufferArg>().size, "]");
+  return str("buf#", b->get_arg<BufferArg>().uid, " ", name(b->dtype), "[", b->get_arg<BufferArg>().size,
+             "]");
 }
 
 std::string describe(const Schedule& s) {

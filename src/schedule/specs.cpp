@@ -37,16 +37,19 @@ const Spec& kernel_spec() {
   static const Spec spec{
       "kernel",
       {
-          {Pat::op(Op::SINK), [](const Match& m) {
+          {Pat::op(Op::SINK),
+           [](const Match& m) {
              for (const NodeRef& s : m.root()->src)
                if (s->op != Op::STORE) return false;
              return true;
            }},
           {Pat::op(Op::STORE, {Pat::op(Op::INDEX), Pat::any()}), nullptr},
-          {Pat::op(Op::INDEX, {Pat::op(Op::DEFINE_GLOBAL), Pat::any().dtype(dtypes::index)}).prefix(), nullptr},
+          {Pat::op(Op::INDEX, {Pat::op(Op::DEFINE_GLOBAL), Pat::any().dtype(dtypes::index)}).prefix(),
+           nullptr},
           {Pat::ops(op_set({Op::LOAD, Op::DEFINE_GLOBAL, Op::RANGE, Op::REDUCE, Op::DEFINE_VAR})), nullptr},
           {Pat::op(Op::CONST), [](const Match& m) { return m.root()->src.empty(); }},
-          {Pat::ops(alu_ops() | op_set({Op::MULACC})), [](const Match& m) { return m.root()->shape.empty(); }},
+          {Pat::ops(alu_ops() | op_set({Op::MULACC})),
+           [](const Match& m) { return m.root()->shape.empty(); }},
       },
       [](const NodeRef& root) -> std::string {
         // every RANGE a value uses is either an output loop or closed by a REDUCE around it

@@ -23,8 +23,9 @@ Tensor Tensor::logsumexp(int64_t axis, bool keepdim) const {
 }
 
 Tensor Tensor::cross_entropy(const Tensor& labels, const std::string& reduction, int64_t ignore_index) const {
-  LG_USER_CHECK(ndim() >= 1 && labels.ndim() == ndim() - 1, "cross_entropy: logits ", detail::shape_str(shape()),
-                " need labels of shape ", detail::shape_str(Shape(shape().begin(), shape().end() - 1)), ", got ",
+  LG_USER_CHECK(ndim() >= 1 && labels.ndim() == ndim() - 1, "cross_entropy: logits ",
+                detail::shape_str(shape()), " need labels of shape ",
+                detail::shape_str(Shape(shape().begin(), shape().end() - 1)), ", got ",
                 detail::shape_str(labels.shape()));
   LG_USER_CHECK(is_int(labels.dtype()), "cross_entropy: labels must be integers, got ", name(labels.dtype()));
   LG_USER_CHECK(reduction == "mean" || reduction == "sum" || reduction == "none",
@@ -59,12 +60,14 @@ Tensor Tensor::one_hot(int64_t num_classes) const {
 
 // Keeps elements with column - row >= diagonal (triu) or <= diagonal (tril) on the last two axes.
 static Tensor band(const Tensor& x, int64_t diagonal, bool upper) {
-  LG_USER_CHECK(x.ndim() >= 2, upper ? "triu" : "tril", ": needs at least 2 axes, got ", detail::shape_str(x.shape()));
+  LG_USER_CHECK(x.ndim() >= 2, upper ? "triu" : "tril", ": needs at least 2 axes, got ",
+                detail::shape_str(x.shape()));
   int64_t n = x.shape()[x.ndim() - 2], m = x.shape().back();
   Tensor rows = Tensor::arange(0, n, 1, dtypes::int64, x.device()).reshape({n, 1});
   Tensor cols = Tensor::arange(0, m, 1, dtypes::int64, x.device()).reshape({1, m});
   Tensor d = cols.sub(rows);
-  Tensor keep = upper ? d.ge(d.scalar_like(static_cast<double>(diagonal))) : d.le(d.scalar_like(static_cast<double>(diagonal)));
+  Tensor keep = upper ? d.ge(d.scalar_like(static_cast<double>(diagonal)))
+                      : d.le(d.scalar_like(static_cast<double>(diagonal)));
   return keep.where(x, x.scalar_like(0).cast(x.dtype()));
 }
 

@@ -54,7 +54,8 @@ Tensor broadcast_to(const Tensor& x, const Shape& shape, const char* op) {
 
 void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
   if (a.node()->device == b.node()->device || !a.node()->device || !b.node()->device) return;
-  user_error(op, ": tensors are on different devices (", a.device(), " and ", b.device(), "); move one with .to()");
+  user_error(op, ": tensors are on different devices (", a.device(), " and ", b.device(),
+             "); move one with .to()");
 }
 
 Tensor binary(Op op, const Tensor& a, const Tensor& b, const char* name) {
@@ -94,11 +95,13 @@ Tensor Tensor::div(const Tensor& o) const {
   return cast(t).mul(o.cast(t).reciprocal());
 }
 Tensor Tensor::idiv(const Tensor& o) const {
-  LG_USER_CHECK(is_int(promote(dtype(), o.dtype())), "idiv: needs integer tensors, got ", name(dtype()), " and ", name(o.dtype()));
+  LG_USER_CHECK(is_int(promote(dtype(), o.dtype())), "idiv: needs integer tensors, got ", name(dtype()),
+                " and ", name(o.dtype()));
   return binary(Op::IDIV, *this, o, "idiv");
 }
 Tensor Tensor::mod(const Tensor& o) const {
-  LG_USER_CHECK(is_int(promote(dtype(), o.dtype())), "mod: needs integer tensors, got ", name(dtype()), " and ", name(o.dtype()));
+  LG_USER_CHECK(is_int(promote(dtype(), o.dtype())), "mod: needs integer tensors, got ", name(dtype()),
+                " and ", name(o.dtype()));
   return binary(Op::MOD, *this, o, "mod");
 }
 Tensor Tensor::maximum(const Tensor& o) const { return binary(Op::MAX, *this, o, "maximum"); }
@@ -142,7 +145,8 @@ Tensor Tensor::relu() const { return maximum(scalar_like(0)); }
 Tensor Tensor::silu() const { return cast(float_of(dtype())).mul(sigmoid()); }
 Tensor Tensor::gelu() const {
   Tensor x = cast(float_of(dtype()));
-  Tensor inner = x.add(x.mul(x).mul(x).mul(x.scalar_like(0.044715))).mul(x.scalar_like(std::sqrt(2.0 / std::numbers::pi)));
+  Tensor inner = x.add(x.mul(x).mul(x).mul(x.scalar_like(0.044715)))
+                     .mul(x.scalar_like(std::sqrt(2.0 / std::numbers::pi)));
   return x.mul(x.scalar_like(0.5)).mul(inner.tanh().add(x.scalar_like(1)));
 }
 Tensor Tensor::abs() const {
@@ -157,7 +161,8 @@ Tensor Tensor::pow(const Tensor& o) const {
   Tensor x = cast(t), y = o.cast(t);
   Tensor mag = y.mul(x.abs().log2()).exp2();
   Tensor y_int = y.eq(Tensor(unary(Op::TRUNC, y)));
-  Tensor y_odd = y_int.logical_and(Tensor(unary(Op::TRUNC, y.mul(y.scalar_like(0.5)))).mul(y.scalar_like(2)).ne(y));
+  Tensor y_odd =
+      y_int.logical_and(Tensor(unary(Op::TRUNC, y.mul(y.scalar_like(0.5)))).mul(y.scalar_like(2)).ne(y));
   Tensor neg_x = x.lt(x.scalar_like(0));
   Tensor signed_mag = neg_x.logical_and(y_odd).where(mag.neg(), mag);
   Tensor nan = x.scalar_like(std::numeric_limits<double>::quiet_NaN());
@@ -167,7 +172,8 @@ Tensor Tensor::pow(const Tensor& o) const {
 Tensor Tensor::pow(double e) const { return pow(scalar_like(e)); }
 
 Tensor Tensor::where(const Tensor& a, const Tensor& b) const {
-  LG_USER_CHECK(is_bool(dtype()), "where: the condition must be bool, got ", name(dtype()), "; compare first (e.g. x.gt(0))");
+  LG_USER_CHECK(is_bool(dtype()), "where: the condition must be bool, got ", name(dtype()),
+                "; compare first (e.g. x.gt(0))");
   detail::check_same_device(*this, a, "where");
   detail::check_same_device(*this, b, "where");
   DType t = promote(a.dtype(), b.dtype());
@@ -189,27 +195,41 @@ Tensor Tensor::le(const Tensor& o) const { return lt(o).logical_or(eq(o)); }
 Tensor Tensor::ge(const Tensor& o) const { return gt(o).logical_or(eq(o)); }
 
 static Tensor as_bool(const Tensor& t) { return t.cast(dtypes::boolean); }
-Tensor Tensor::logical_and(const Tensor& o) const { return binary(Op::AND, as_bool(*this), as_bool(o), "logical_and"); }
-Tensor Tensor::logical_or(const Tensor& o) const { return binary(Op::OR, as_bool(*this), as_bool(o), "logical_or"); }
-Tensor Tensor::logical_xor(const Tensor& o) const { return binary(Op::XOR, as_bool(*this), as_bool(o), "logical_xor"); }
+Tensor Tensor::logical_and(const Tensor& o) const {
+  return binary(Op::AND, as_bool(*this), as_bool(o), "logical_and");
+}
+Tensor Tensor::logical_or(const Tensor& o) const {
+  return binary(Op::OR, as_bool(*this), as_bool(o), "logical_or");
+}
+Tensor Tensor::logical_xor(const Tensor& o) const {
+  return binary(Op::XOR, as_bool(*this), as_bool(o), "logical_xor");
+}
 Tensor Tensor::logical_not() const {
   Tensor b = as_bool(*this);
   return binary(Op::XOR, b, b.scalar_like(1), "logical_not");
 }
 static void check_bitwise(const Tensor& a, const Tensor& b, const char* op) {
-  LG_USER_CHECK(!is_float(a.dtype()) && !is_float(b.dtype()), op, ": needs integer or bool tensors, got ", name(a.dtype()),
-                " and ", name(b.dtype()));
+  LG_USER_CHECK(!is_float(a.dtype()) && !is_float(b.dtype()), op, ": needs integer or bool tensors, got ",
+                name(a.dtype()), " and ", name(b.dtype()));
 }
-Tensor Tensor::bitwise_and(const Tensor& o) const { return check_bitwise(*this, o, "bitwise_and"), binary(Op::AND, *this, o, "bitwise_and"); }
-Tensor Tensor::bitwise_or(const Tensor& o) const { return check_bitwise(*this, o, "bitwise_or"), binary(Op::OR, *this, o, "bitwise_or"); }
-Tensor Tensor::bitwise_xor(const Tensor& o) const { return check_bitwise(*this, o, "bitwise_xor"), binary(Op::XOR, *this, o, "bitwise_xor"); }
+Tensor Tensor::bitwise_and(const Tensor& o) const {
+  return check_bitwise(*this, o, "bitwise_and"), binary(Op::AND, *this, o, "bitwise_and");
+}
+Tensor Tensor::bitwise_or(const Tensor& o) const {
+  return check_bitwise(*this, o, "bitwise_or"), binary(Op::OR, *this, o, "bitwise_or");
+}
+Tensor Tensor::bitwise_xor(const Tensor& o) const {
+  return check_bitwise(*this, o, "bitwise_xor"), binary(Op::XOR, *this, o, "bitwise_xor");
+}
 
 Tensor Tensor::cast(DType t) const {
-  LG_USER_CHECK(t.count == 1 && !t.ptr && t.scalar != Scalar::Void, "cast: ", name(t), " is not a tensor dtype");
+  LG_USER_CHECK(t.count == 1 && !t.ptr && t.scalar != Scalar::Void, "cast: ", name(t),
+                " is not a tensor dtype");
   return t == dtype() ? *this : Tensor(make(Op::CAST, t, {node()}));
 }
 Tensor Tensor::bitcast(DType t) const {
-  LG_USER_CHECK(itemsize(t) == itemsize(dtype()), "bitcast: ", name(dtype()), " and ", name(t), " differ in size");
+  LG_USER_CHECK(itemsize(t) == itemsize(dtype()), "bitcast: ", name(dtype()), " and ", name(t),
+                " differ in size");
   return t == dtype() ? *this : Tensor(make(Op::BITCAST, t, {node()}));
 }
 

@@ -22,8 +22,8 @@ Tensor Tensor::reshape(const Shape& want) const {
     }
   }
   if (infer >= 0) {
-    LG_USER_CHECK(known != 0 && numel() % known == 0, "reshape: cannot infer -1 of ", shape_str(want), " for ",
-                  numel(), " elements");
+    LG_USER_CHECK(known != 0 && numel() % known == 0, "reshape: cannot infer -1 of ", shape_str(want),
+                  " for ", numel(), " elements");
     s[infer] = numel() / known;
   }
   int64_t n = 1;
@@ -35,7 +35,8 @@ Tensor Tensor::reshape(const Shape& want) const {
 }
 
 Tensor Tensor::permute(const std::vector<int64_t>& order) const {
-  LG_USER_CHECK(static_cast<int64_t>(order.size()) == ndim(), "permute: ", order.size(), " axes given for a tensor of rank ", ndim());
+  LG_USER_CHECK(static_cast<int64_t>(order.size()) == ndim(), "permute: ", order.size(),
+                " axes given for a tensor of rank ", ndim());
   Shape p;
   std::vector<bool> seen(order.size(), false);
   for (int64_t a : order) {
@@ -55,15 +56,16 @@ Tensor Tensor::transpose(int64_t a, int64_t b) const {
 }
 
 Tensor Tensor::expand(const Shape& want) const {
-  LG_USER_CHECK(want.size() >= shape().size(), "expand: cannot expand ", shape_str(shape()), " to fewer axes ", shape_str(want));
+  LG_USER_CHECK(want.size() >= shape().size(), "expand: cannot expand ", shape_str(shape()),
+                " to fewer axes ", shape_str(want));
   Shape s = want;
   size_t lead = want.size() - shape().size();
   Shape src(lead, 1);
   src.insert(src.end(), shape().begin(), shape().end());
   for (size_t i = 0; i < s.size(); i++) {
     if (s[i] == -1) s[i] = src[i];
-    LG_USER_CHECK(src[i] == s[i] || src[i] == 1, "expand: axis ", i, " of ", shape_str(shape()), " has size ", src[i],
-                  ", which cannot expand to ", s[i], " (only size-1 axes expand)");
+    LG_USER_CHECK(src[i] == s[i] || src[i] == 1, "expand: axis ", i, " of ", shape_str(shape()), " has size ",
+                  src[i], ", which cannot expand to ", s[i], " (only size-1 axes expand)");
   }
   Tensor x = reshape(src);
   if (s == x.shape()) return x;
@@ -71,7 +73,8 @@ Tensor Tensor::expand(const Shape& want) const {
 }
 
 Tensor Tensor::pad(const Pairs& pads, double value) const {
-  LG_USER_CHECK(static_cast<int64_t>(pads.size()) == ndim(), "pad: ", pads.size(), " (before, after) pairs for rank ", ndim());
+  LG_USER_CHECK(static_cast<int64_t>(pads.size()) == ndim(), "pad: ", pads.size(),
+                " (before, after) pairs for rank ", ndim());
   for (auto [a, b] : pads) LG_USER_CHECK(a >= 0 && b >= 0, "pad: negative padding; use shrink to cut");
   Tensor padded(make(Op::PAD, dtype(), {node()}, pads));
   if (value == 0) return padded;
@@ -81,10 +84,13 @@ Tensor Tensor::pad(const Pairs& pads, double value) const {
 }
 
 Tensor Tensor::shrink(const Pairs& ranges) const {
-  LG_USER_CHECK(static_cast<int64_t>(ranges.size()) == ndim(), "shrink: ", ranges.size(), " ranges for rank ", ndim());
+  LG_USER_CHECK(static_cast<int64_t>(ranges.size()) == ndim(), "shrink: ", ranges.size(), " ranges for rank ",
+                ndim());
   for (size_t i = 0; i < ranges.size(); i++)
-    LG_USER_CHECK(0 <= ranges[i].first && ranges[i].first <= ranges[i].second && ranges[i].second <= shape()[i],
-                  "shrink: range [", ranges[i].first, ", ", ranges[i].second, ") is not inside axis ", i, " of size ", shape()[i]);
+    LG_USER_CHECK(
+        0 <= ranges[i].first && ranges[i].first <= ranges[i].second && ranges[i].second <= shape()[i],
+        "shrink: range [", ranges[i].first, ", ", ranges[i].second, ") is not inside axis ", i, " of size ",
+        shape()[i]);
   return Tensor(make(Op::SHRINK, dtype(), {node()}, ranges));
 }
 
@@ -139,8 +145,8 @@ Tensor Tensor::cat(const std::vector<Tensor>& ts, int64_t axis) {
   for (const Tensor& x : ts) {
     LG_USER_CHECK(x.ndim() == nd, "cat: tensors of rank ", nd, " and ", x.ndim());
     for (int64_t i = 0; i < nd; i++)
-      LG_USER_CHECK(i == a || x.shape()[i] == ts[0].shape()[i], "cat: shapes ", shape_str(ts[0].shape()), " and ",
-                    shape_str(x.shape()), " differ outside axis ", a);
+      LG_USER_CHECK(i == a || x.shape()[i] == ts[0].shape()[i], "cat: shapes ", shape_str(ts[0].shape()),
+                    " and ", shape_str(x.shape()), " differ outside axis ", a);
     t = promote(t, x.dtype());
     total += x.shape()[a];
   }
@@ -160,7 +166,8 @@ Tensor Tensor::stack(const std::vector<Tensor>& ts, int64_t axis) {
   LG_USER_CHECK(!ts.empty(), "stack: no tensors given");
   std::vector<Tensor> u;
   for (const Tensor& x : ts) {
-    LG_USER_CHECK(x.shape() == ts[0].shape(), "stack: shapes ", shape_str(ts[0].shape()), " and ", shape_str(x.shape()), " differ");
+    LG_USER_CHECK(x.shape() == ts[0].shape(), "stack: shapes ", shape_str(ts[0].shape()), " and ",
+                  shape_str(x.shape()), " differ");
     u.push_back(x.unsqueeze(axis));
   }
   return cat(u, axis);
@@ -190,7 +197,8 @@ std::vector<Tensor> Tensor::split(const std::vector<int64_t>& sizes, int64_t axi
 
 // (s0, s1) repeated (r0, r1): reshape to (1, s0, 1, s1), expand to (r0, s0, r1, s1), merge pairs.
 Tensor Tensor::repeat(const std::vector<int64_t>& repeats) const {
-  LG_USER_CHECK(static_cast<int64_t>(repeats.size()) >= ndim(), "repeat: ", repeats.size(), " repeats for rank ", ndim());
+  LG_USER_CHECK(static_cast<int64_t>(repeats.size()) >= ndim(), "repeat: ", repeats.size(),
+                " repeats for rank ", ndim());
   Shape base(repeats.size() - ndim(), 1);
   base.insert(base.end(), shape().begin(), shape().end());
   Shape unit, expanded, merged;
@@ -206,7 +214,8 @@ Tensor Tensor::repeat(const std::vector<int64_t>& repeats) const {
 // gather: compare index against every position of the axis and keep the matching element.
 Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
   int64_t a = norm_axis(axis, ndim(), "gather");
-  LG_USER_CHECK(index.ndim() == ndim(), "gather: index has rank ", index.ndim(), ", tensor has rank ", ndim());
+  LG_USER_CHECK(index.ndim() == ndim(), "gather: index has rank ", index.ndim(), ", tensor has rank ",
+                ndim());
   LG_USER_CHECK(is_int(index.dtype()), "gather: index must be an integer tensor, got ", name(index.dtype()));
   Pairs keep;
   for (int64_t i = 0; i < ndim(); i++) {

@@ -27,12 +27,16 @@ RngState& rng() {
 constexpr uint32_t kMul0 = 0xD2511F53u, kMul1 = 0xCD9E8D57u;
 constexpr uint32_t kWeyl0 = 0x9E3779B9u, kWeyl1 = 0xBB67AE85u;
 
-Tensor u32(uint64_t v, const Tensor& like) { return detail::scalar(static_cast<double>(v), dtypes::uint32, NodeRef::share(like.node()->device)); }
+Tensor u32(uint64_t v, const Tensor& like) {
+  return detail::scalar(static_cast<double>(v), dtypes::uint32, NodeRef::share(like.node()->device));
+}
 
 // (hi, lo) 32-bit halves of the 64-bit product a * m.
 std::pair<Tensor, Tensor> mulhilo(const Tensor& a, uint32_t m) {
   Tensor p = a.cast(dtypes::uint64).mul(u32(m, a).cast(dtypes::uint64));
-  Tensor hi = Tensor(alu(Op::SHR, p.node(), detail::scalar(32, dtypes::uint64, NodeRef::share(a.node()->device)).expand(p.shape()).node()));
+  Tensor hi = Tensor(
+      alu(Op::SHR, p.node(),
+          detail::scalar(32, dtypes::uint64, NodeRef::share(a.node()->device)).expand(p.shape()).node()));
   return {hi.cast(dtypes::uint32), p.cast(dtypes::uint32)};
 }
 
@@ -62,9 +66,13 @@ std::array<Tensor, 4> random_words(const Shape& shape, const std::string& device
     rng().offset += static_cast<uint64_t>(n);
   }
   Tensor idx(make(Op::IOTA, dtypes::uint64, {detail::device_of(device)}, n));
-  Tensor counter = idx.add(detail::scalar(static_cast<double>(offset), dtypes::uint64, NodeRef::share(idx.node()->device)));
+  Tensor counter = idx.add(
+      detail::scalar(static_cast<double>(offset), dtypes::uint64, NodeRef::share(idx.node()->device)));
   Tensor lo = counter.cast(dtypes::uint32);
-  Tensor hi = Tensor(alu(Op::SHR, counter.node(), detail::scalar(32, dtypes::uint64, NodeRef::share(idx.node()->device)).expand({n}).node())).cast(dtypes::uint32);
+  Tensor hi =
+      Tensor(alu(Op::SHR, counter.node(),
+                 detail::scalar(32, dtypes::uint64, NodeRef::share(idx.node()->device)).expand({n}).node()))
+          .cast(dtypes::uint32);
   std::array<Tensor, 4> w = philox(lo, hi, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
   for (Tensor& t : w) t = t.reshape(shape);
   return w;
@@ -74,7 +82,8 @@ std::array<Tensor, 4> random_words(const Shape& shape, const std::string& device
 // value is exact in dtype and rounding can never reach 1.
 Tensor unit_float(const Tensor& w, DType dtype) {
   int bits = dtype == dtypes::bfloat16 ? 8 : dtype == dtypes::float16 ? 11 : 24;
-  Tensor top = Tensor(alu(Op::SHR, w.node(), u32(32 - bits, w).expand(w.shape()).node())).cast(dtypes::float32);
+  Tensor top =
+      Tensor(alu(Op::SHR, w.node(), u32(32 - bits, w).expand(w.shape()).node())).cast(dtypes::float32);
   return top.mul(top.scalar_like(std::ldexp(1.0, -bits))).cast(dtype);
 }
 
@@ -87,7 +96,8 @@ void Tensor::manual_seed(uint64_t seed) {
 }
 
 Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device) {
-  LG_USER_CHECK(is_float(dtype), "rand: dtype must be a float, got ", name(dtype), "; use randint for integers");
+  LG_USER_CHECK(is_float(dtype), "rand: dtype must be a float, got ", name(dtype),
+                "; use randint for integers");
   return unit_float(random_words(shape, device)[0], dtype);
 }
 
@@ -106,7 +116,8 @@ Tensor Tensor::randn(const Shape& shape, DType dtype, const std::string& device)
   return r.mul(u2.mul(u2.scalar_like(2 * std::numbers::pi)).cos()).cast(dtype);
 }
 
-Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, DType dtype, const std::string& device) {
+Tensor Tensor::randint(const Shape& shape, int64_t low, int64_t high, DType dtype,
+                       const std::string& device) {
   LG_USER_CHECK(is_int(dtype), "randint: dtype must be an integer type, got ", name(dtype));
   LG_USER_CHECK(low < high, "randint: empty range [", low, ", ", high, ")");
   LG_USER_CHECK(high - low <= (int64_t{1} << 24), "randint: range wider than 2^24 is not supported");

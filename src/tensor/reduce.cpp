@@ -41,15 +41,22 @@ static DType accumulate_dtype(DType t) {
   return t;
 }
 
-static Tensor accumulate(const Tensor& x, Op op, const std::vector<int64_t>& axes, bool keepdim, const char* name) {
+static Tensor accumulate(const Tensor& x, Op op, const std::vector<int64_t>& axes, bool keepdim,
+                         const char* name) {
   DType acc = accumulate_dtype(x.dtype());
   Tensor r = reduce_raw(x.cast(acc), op, axes, keepdim, name);
   return is_float(x.dtype()) ? r.cast(x.dtype()) : r;
 }
 
-Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const { return accumulate(*this, Op::ADD, axes, keepdim, "sum"); }
-Tensor Tensor::prod(const std::vector<int64_t>& axes, bool keepdim) const { return accumulate(*this, Op::MUL, axes, keepdim, "prod"); }
-Tensor Tensor::max(const std::vector<int64_t>& axes, bool keepdim) const { return reduce_raw(*this, Op::MAX, axes, keepdim, "max"); }
+Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const {
+  return accumulate(*this, Op::ADD, axes, keepdim, "sum");
+}
+Tensor Tensor::prod(const std::vector<int64_t>& axes, bool keepdim) const {
+  return accumulate(*this, Op::MUL, axes, keepdim, "prod");
+}
+Tensor Tensor::max(const std::vector<int64_t>& axes, bool keepdim) const {
+  return reduce_raw(*this, Op::MAX, axes, keepdim, "max");
+}
 
 // min(x) = -max(-x) for floats (NaN propagates); ~max(~x) for integers (~ reverses the order of
 // signed and unsigned values alike); and(x) for bool.
@@ -101,8 +108,9 @@ Tensor Tensor::matmul(const Tensor& o) const {
   Tensor a = ndim() == 1 ? unsqueeze(0) : *this;
   Tensor b = o.ndim() == 1 ? o.unsqueeze(-1) : o;
   int64_t k = a.shape().back();
-  LG_USER_CHECK(b.shape()[b.ndim() - 2] == k, "matmul: inner dimensions differ (", k, " vs ", b.shape()[b.ndim() - 2],
-                ") for shapes ", detail::shape_str(shape()), " and ", detail::shape_str(o.shape()));
+  LG_USER_CHECK(b.shape()[b.ndim() - 2] == k, "matmul: inner dimensions differ (", k, " vs ",
+                b.shape()[b.ndim() - 2], ") for shapes ", detail::shape_str(shape()), " and ",
+                detail::shape_str(o.shape()));
   DType out = promote(a.dtype(), b.dtype());
   DType acc = accumulate_dtype(out);
   // a: (..., n, 1, k) times b^T: (..., 1, m, k), summed over k

@@ -59,18 +59,20 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, const std::string& device)
   return Tensor(buf).reshape(shape);
 }
 
-Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype, const std::string& device) {
+Tensor Tensor::from_bytes(const void* data, size_t nbytes, const Shape& shape, DType dtype,
+                          const std::string& device) {
   Tensor t = empty(shape, dtype, device);
   size_t want = static_cast<size_t>(t.numel()) * itemsize(dtype);
-  LG_USER_CHECK(nbytes == want, "from_bytes: ", nbytes, " bytes given for shape ", detail::shape_str(shape), " of ",
-                name(dtype), ", which needs ", want);
+  LG_USER_CHECK(nbytes == want, "from_bytes: ", nbytes, " bytes given for shape ", detail::shape_str(shape),
+                " of ", name(dtype), ", which needs ", want);
   const Node* buf = view_base(t.node().get());
   buffer_copy_in(*buf, data, nbytes);
   return t;
 }
 
 // The host data goes to the device as float64; the conversion to dtype is a CAST in the graph.
-Tensor Tensor::from_doubles(const std::vector<double>& v, const Shape& shape, DType dtype, const std::string& device) {
+Tensor Tensor::from_doubles(const std::vector<double>& v, const Shape& shape, DType dtype,
+                            const std::string& device) {
   return from_bytes(v.data(), v.size() * sizeof(double), shape, dtypes::float64, device).cast(dtype);
 }
 
@@ -125,7 +127,8 @@ std::vector<uint8_t> Tensor::to_host() const {
   t.realize();
   if (!is_contiguous_buffer_view(t.node().get())) t = t.contiguous().realize();
   const Node* buf = view_base(t.node().get());
-  LG_CHECK(buf != nullptr && is_contiguous_buffer_view(t.node().get()), "realized tensor is not a contiguous buffer");
+  LG_CHECK(buf != nullptr && is_contiguous_buffer_view(t.node().get()),
+           "realized tensor is not a contiguous buffer");
   std::vector<uint8_t> out(static_cast<size_t>(t.numel()) * itemsize(dtype()));
   buffer_copy_out(*buf, out.data(), out.size());
   return out;

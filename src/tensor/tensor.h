@@ -26,7 +26,8 @@ class Tensor {
 
   // ---- creation (device "" means the default device, config().device) ----
   static Tensor empty(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "");
-  static Tensor full(const Shape& shape, double value, DType dtype = dtypes::float32, const std::string& device = "");
+  static Tensor full(const Shape& shape, double value, DType dtype = dtypes::float32,
+                     const std::string& device = "");
   static Tensor zeros(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "");
   static Tensor ones(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "");
   // start, start+step, ... < stop (> stop for negative step).
@@ -48,7 +49,8 @@ class Tensor {
   // Random tensors from a counter-based generator (Philox4x32-10): element i of the k-th random
   // tensor since manual_seed(s) depends only on (s, k, i), never on evaluation order or device.
   static void manual_seed(uint64_t seed);
-  static Tensor rand(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "");  // [0, 1)
+  static Tensor rand(const Shape& shape, DType dtype = dtypes::float32,
+                     const std::string& device = "");  // [0, 1)
   static Tensor randn(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "");
   static Tensor uniform(const Shape& shape, double low, double high, DType dtype = dtypes::float32,
                         const std::string& device = "");
@@ -118,9 +120,9 @@ class Tensor {
   Tensor reshape(const Shape& shape) const;  // one entry may be -1
   Tensor permute(const std::vector<int64_t>& order) const;
   Tensor transpose(int64_t a = -2, int64_t b = -1) const;
-  Tensor expand(const Shape& shape) const;  // -1 keeps an axis; new leading axes allowed
+  Tensor expand(const Shape& shape) const;                // -1 keeps an axis; new leading axes allowed
   Tensor pad(const Pairs& pads, double value = 0) const;  // (before, after) per axis
-  Tensor shrink(const Pairs& ranges) const;                // [begin, end) per axis
+  Tensor shrink(const Pairs& ranges) const;               // [begin, end) per axis
   Tensor slice(int64_t axis, int64_t begin, int64_t end) const;
   Tensor flip(const std::vector<int64_t>& axes) const;
   Tensor unsqueeze(int64_t axis) const;
@@ -155,7 +157,8 @@ class Tensor {
   Tensor logsumexp(int64_t axis = -1, bool keepdim = false) const;
   // Cross-entropy of logits (..., C) against integer labels (...); positions whose label equals
   // ignore_index count neither in the sum nor in the mean. reduction: "mean", "sum" or "none".
-  Tensor cross_entropy(const Tensor& labels, const std::string& reduction = "mean", int64_t ignore_index = -100) const;
+  Tensor cross_entropy(const Tensor& labels, const std::string& reduction = "mean",
+                       int64_t ignore_index = -100) const;
   Tensor rms_norm(int64_t axis = -1, double eps = 1e-6) const;
   Tensor layer_norm(int64_t axis = -1, double eps = 1e-5) const;
   Tensor one_hot(int64_t num_classes) const;  // integer tensor -> (..., num_classes) int32 of 0/1

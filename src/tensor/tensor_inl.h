@@ -9,18 +9,30 @@ namespace lg {
 
 template <class T>
 constexpr DType dtype_of() {
-  if constexpr (std::is_same_v<T, bool>) return dtypes::boolean;
-  else if constexpr (std::is_same_v<T, int8_t>) return dtypes::int8;
-  else if constexpr (std::is_same_v<T, uint8_t>) return dtypes::uint8;
-  else if constexpr (std::is_same_v<T, int16_t>) return dtypes::int16;
-  else if constexpr (std::is_same_v<T, uint16_t>) return dtypes::uint16;
-  else if constexpr (std::is_same_v<T, int32_t>) return dtypes::int32;
-  else if constexpr (std::is_same_v<T, uint32_t>) return dtypes::uint32;
-  else if constexpr (std::is_same_v<T, int64_t>) return dtypes::int64;
-  else if constexpr (std::is_same_v<T, uint64_t>) return dtypes::uint64;
-  else if constexpr (std::is_same_v<T, float>) return dtypes::float32;
-  else if constexpr (std::is_same_v<T, double>) return dtypes::float64;
-  else static_assert(sizeof(T) == 0, "no lazygrad dtype for this C++ type");
+  if constexpr (std::is_same_v<T, bool>)
+    return dtypes::boolean;
+  else if constexpr (std::is_same_v<T, int8_t>)
+    return dtypes::int8;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return dtypes::uint8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return dtypes::int16;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return dtypes::uint16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return dtypes::int32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return dtypes::uint32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return dtypes::int64;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return dtypes::uint64;
+  else if constexpr (std::is_same_v<T, float>)
+    return dtypes::float32;
+  else if constexpr (std::is_same_v<T, double>)
+    return dtypes::float64;
+  else
+    static_assert(sizeof(T) == 0, "no lazygrad dtype for this C++ type");
 }
 
 template <class T>

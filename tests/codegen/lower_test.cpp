@@ -32,7 +32,9 @@ int find(const LinearProgram& p, const std::function<bool(const Node&)>& pred) {
     if (pred(*p.ops[i])) return static_cast<int>(i);
   return -1;
 }
-int pos(const LinearProgram& p, const NodeRef& n) { return find(p, [&](const Node& x) { return &x == n.get(); }); }
+int pos(const LinearProgram& p, const NodeRef& n) {
+  return find(p, [&](const Node& x) { return &x == n.get(); });
+}
 int end_of(const LinearProgram& p, const NodeRef& r) {
   return find(p, [&](const Node& x) { return x.op == Op::END && x.src[0] == r; });
 }
@@ -40,7 +42,8 @@ int end_of(const LinearProgram& p, const NodeRef& r) {
 TEST(LowerReduce, ReduceBecomesAccumulatorWithTheOpsIdentity) {
   NodeRef r0 = range(8, 0, AxisType::REDUCE);
   NodeRef v = load(1, r0);
-  const std::pair<Op, double> cases[] = {{Op::ADD, 0.0}, {Op::MUL, 1.0}, {Op::MAX, -std::numeric_limits<double>::infinity()}};
+  const std::pair<Op, double> cases[] = {
+      {Op::ADD, 0.0}, {Op::MUL, 1.0}, {Op::MAX, -std::numeric_limits<double>::infinity()}};
   for (auto [op, identity] : cases) {
     NodeRef k = lower_reduce(sink(store(index_const(0), reduce(v, {r0}, op))));
     const Node& acc_update = *k->src[0]->src[1];
@@ -83,7 +86,8 @@ TEST(Linearize, LoopInvariantWorkIsHoistedOutOfTheReduction) {
 }
 
 TEST(Linearize, SiblingReductionsGetSequentialLoops) {
-  NodeRef r0 = range(4, 0, AxisType::LOOP), a = range(8, 1, AxisType::REDUCE), b = range(6, 2, AxisType::REDUCE);
+  NodeRef r0 = range(4, 0, AxisType::LOOP), a = range(8, 1, AxisType::REDUCE),
+          b = range(6, 2, AxisType::REDUCE);
   NodeRef k = sink(store(r0, reduce(load(1, r0 * 8 + a), {a}) + reduce(load(2, r0 * 6 + b), {b}, Op::MAX)));
   LinearProgram p = lower_kernel(k, "siblings");
   EXPECT_EQ(check_linear(p), "");

@@ -49,7 +49,8 @@ class Evaluator {
   int64_t compute(const Node* n) {
     switch (n->op) {
       case Op::CONST: return n->get_arg<int64_t>();
-      case Op::DEFINE_VAR: case Op::RANGE: return leaf(n);
+      case Op::DEFINE_VAR:
+      case Op::RANGE: return leaf(n);
       default: break;
     }
     Value args[3] = {Value::of_int(0), Value::of_int(0), Value::of_int(0)};
@@ -129,7 +130,8 @@ class ExprGen {
     NodeRef a = int_expr(depth - 1, t);
     NodeRef b = chance(0.1) ? a : chance(0.4) ? cnst_int(t, small_const()) : int_expr(depth - 1, t);
     switch (uniform(0, 6)) {
-      case 0: case 1: return lt(a, b);
+      case 0:
+      case 1: return lt(a, b);
       case 2: return ne(a, b);
       case 3: return eq(a, b);
       default: {
@@ -146,7 +148,8 @@ class ExprGen {
  private:
   // Another integer dtype: mostly int64 <-> int32, sometimes a narrow or unsigned one.
   DType other(DType t) {
-    if (chance(0.2)) return std::array{dtypes::int8, dtypes::uint8, dtypes::int16, dtypes::uint32}[uniform(0, 3)];
+    if (chance(0.2))
+      return std::array{dtypes::int8, dtypes::uint8, dtypes::int16, dtypes::uint32}[uniform(0, 3)];
     return t == dtypes::index ? dtypes::int32 : dtypes::index;
   }
   int64_t small_const() { return uniform(-16, 16); }
@@ -232,7 +235,8 @@ class IndexGen {
 
   // (k*c*a + b + const) // c and % c, with b of either sign.
   NodeRef chain_split() {
-    int64_t d = g_.uniform(2, 12), ka = d * g_.uniform(-3, 3), kb = g_.uniform(-2, 2), k = g_.uniform(-30, 30);
+    int64_t d = g_.uniform(2, 12), ka = d * g_.uniform(-3, 3), kb = g_.uniform(-2, 2),
+            k = g_.uniform(-30, 30);
     NodeRef a = base(), b = base();
     NodeRef x = a * c(ka) + b * c(kb) + c(k);
     return g_.chance(0.5) ? x / c(d) : x % c(d);
@@ -268,7 +272,8 @@ class IndexGen {
     switch (g_.uniform(0, 5)) {
       case 0: return cast(lt(a * c(k1), c(bound)), dtypes::index);
       case 1: return cast(lt(a + c(k2), c(bound)), dtypes::index);
-      case 2: return cast(cast(cast(a, dtypes::int32), dtypes::index), dtypes::int32) + cnst_int(dtypes::int32, 1);
+      case 2:
+        return cast(cast(cast(a, dtypes::int32), dtypes::index), dtypes::int32) + cnst_int(dtypes::int32, 1);
       case 3: return alu(Op::MAX, a, a) + make(Op::CAST, dtypes::index, {a});
       case 4: return where(alu(Op::XOR, lt(a, c(3)), lt(a, c(3))), a, c(1));
       default: return alu(Op::NEG, alu(Op::NEG, a)) * c(k1);
@@ -290,7 +295,8 @@ class RuleChecker {
       int64_t b = ev_.eval(before.get()), a = ev_.eval(after.get());
       if (a != b) {
         ADD_FAILURE() << "rule " << rule.name << " changed the value (" << b << " -> " << a << ")\nbefore:\n"
-                      << to_string(before) << "after:\n" << to_string(after);
+                      << to_string(before) << "after:\n"
+                      << to_string(after);
         return;
       }
     }
@@ -303,16 +309,18 @@ class RuleChecker {
       int64_t o = ev_.eval(original.get()), s = ev_.eval(simplified.get());
       if (o != s) {
         ADD_FAILURE() << "simplification changed the value (" << o << " -> " << s << ")\noriginal:\n"
-                      << to_string(original) << "simplified:\n" << to_string(simplified);
+                      << to_string(original) << "simplified:\n"
+                      << to_string(simplified);
         return;
       }
     }
   }
 
   NodeRef simplify(const NodeRef& expr) {
-    NodeRef out = rewrite(expr, pm_symbolic(),
-                          {.name = "random symbolic",
-                           .on_rule = [this](const Rule& r, const NodeRef& b, const NodeRef& a) { check_rule(r, b, a); }});
+    NodeRef out = rewrite(
+        expr, pm_symbolic(),
+        {.name = "random symbolic",
+         .on_rule = [this](const Rule& r, const NodeRef& b, const NodeRef& a) { check_rule(r, b, a); }});
     check_final(expr, out);
     return out;
   }
@@ -331,9 +339,10 @@ TEST(SymbolicRandom, EveryRuleApplicationKeepsTheValueAndEveryRuleFires) {
   RuleChecker checker(rng);
   for (int i = 0; i < 20000 && !HasFailure(); i++) {
     if (i % 20 == 0) gen.new_leaves();
-    NodeRef e = i % 3 == 0 ? index.any()
-                           : (gen.chance(0.2) ? cast(gen.bool_expr(4), dtypes::index)
-                                              : gen.int_expr(4, gen.chance(0.8) ? dtypes::index : dtypes::int32));
+    NodeRef e = i % 3 == 0
+                    ? index.any()
+                    : (gen.chance(0.2) ? cast(gen.bool_expr(4), dtypes::index)
+                                       : gen.int_expr(4, gen.chance(0.8) ? dtypes::index : dtypes::int32));
     checker.simplify(e);
   }
   for (const Rule& r : pm_symbolic().rules()) {

@@ -22,16 +22,20 @@ struct Simplified {
 
 Simplified simplify(const NodeRef& n, const PatternMatcher& pm = pm_symbolic()) {
   Simplified s;
-  s.node = rewrite(n, pm, {.name = "symbolic test", .on_rule = [&](const Rule& r, const NodeRef&, const NodeRef&) {
-                             s.fired.insert(r.name);
-                           }});
+  s.node =
+      rewrite(n, pm, {.name = "symbolic test", .on_rule = [&](const Rule& r, const NodeRef&, const NodeRef&) {
+                        s.fired.insert(r.name);
+                      }});
   return s;
 }
 
 // Simplifying `in` gives exactly `want`, and rule `rule` fired.
 void expect_rule(const NodeRef& in, const NodeRef& want, const std::string& rule) {
   Simplified s = simplify(in);
-  EXPECT_EQ(s.node, want) << "input:\n" << to_string(in) << "got:\n" << to_string(s.node) << "want:\n" << to_string(want);
+  EXPECT_EQ(s.node, want) << "input:\n"
+                          << to_string(in) << "got:\n"
+                          << to_string(s.node) << "want:\n"
+                          << to_string(want);
   EXPECT_TRUE(s.fired.count(rule)) << rule << " did not fire on:\n" << to_string(in);
 }
 
@@ -49,15 +53,18 @@ TEST(ConstFold, FoldsIntegerArithmetic) { expect_rule(c(3) * c(4) + c(5), c(17),
 
 TEST(ConstFold, WrapsInTheDtype) {
   NodeRef big = cnst_int(dtypes::int32, std::numeric_limits<int32_t>::max());
-  expect_rule(big + cnst_int(dtypes::int32, 1), cnst_int(dtypes::int32, std::numeric_limits<int32_t>::min()), "const_fold");
+  expect_rule(big + cnst_int(dtypes::int32, 1), cnst_int(dtypes::int32, std::numeric_limits<int32_t>::min()),
+              "const_fold");
 }
 
 TEST(ConstFold, FoldsFloatsCastsWhereAndMulacc) {
-  expect_rule(cnst(dtypes::float32, 1.5) * cnst(dtypes::float32, 2.0), cnst(dtypes::float32, 3.0), "const_fold");
+  expect_rule(cnst(dtypes::float32, 1.5) * cnst(dtypes::float32, 2.0), cnst(dtypes::float32, 3.0),
+              "const_fold");
   expect_rule(cast(cnst(dtypes::float32, -2.75), dtypes::int32), cnst_int(dtypes::int32, -2), "const_fold");
   expect_rule(where(bool_const(false), c(1), c(2)), c(2), "const_fold");
   expect_rule(make(Op::MULACC, dtypes::index, {c(3), c(4), c(5)}), c(17), "const_fold");
-  expect_rule(make(Op::BITCAST, dtypes::int32, {cnst(dtypes::float32, 1.0)}), cnst_int(dtypes::int32, 0x3f800000), "const_fold");
+  expect_rule(make(Op::BITCAST, dtypes::int32, {cnst(dtypes::float32, 1.0)}),
+              cnst_int(dtypes::int32, 0x3f800000), "const_fold");
   expect_rule(lt(c(3), c(4)), bool_const(true), "const_fold");
 }
 
@@ -99,7 +106,8 @@ TEST(Identity, AddZeroIsDroppedForIntegers) {
   NodeRef v = var("v", -5, 5);
   expect_rule(v + c(0), v, "add_zero");
   NodeRef f = cast(v, dtypes::float32);
-  EXPECT_EQ(simplify(f + cnst(dtypes::float32, 0.0)).node, f + cnst(dtypes::float32, 0.0));  // -0.0 + 0 is +0.0
+  EXPECT_EQ(simplify(f + cnst(dtypes::float32, 0.0)).node,
+            f + cnst(dtypes::float32, 0.0));  // -0.0 + 0 is +0.0
 }
 
 TEST(Identity, MulOneIsDroppedForEveryDtype) {
@@ -228,7 +236,8 @@ TEST(Compare, PositiveFactorDividesLessThan) {
 
 TEST(AddChain, CollectsLikeTermsSortsAndPutsTheConstantLast) {
   NodeRef r0 = rng(10, 0), r1 = rng(10, 1), v = var("v", -5, 5);
-  expect_rule(r1 + r0 * c(3) + v + r1 * c(2) + c(5) + r0, r0 * c(4) + r1 * c(3) + v + c(5), "add_chain_normalize");
+  expect_rule(r1 + r0 * c(3) + v + r1 * c(2) + c(5) + r0, r0 * c(4) + r1 * c(3) + v + c(5),
+              "add_chain_normalize");
 }
 
 TEST(AddChain, CancellingTermsDisappear) {
@@ -385,7 +394,7 @@ TEST(IndexMath, PermuteThenReshape) {
   NodeRef r0 = rng(B, 0), r1 = rng(A * C, 1);
   NodeRef flat = r0 * c(A * C) + r1;
   NodeRef p0 = flat / c(A * C), p1 = (flat / c(C)) % c(A), p2 = flat % c(C);  // permuted view (B, A, C)
-  NodeRef offset = p1 * c(B * C) + p0 * c(C) + p2;                          // x at (p1, p0, p2)
+  NodeRef offset = p1 * c(B * C) + p0 * c(C) + p2;                            // x at (p1, p0, p2)
   EXPECT_EQ(simplify(offset).node, r0 * c(C) + (r1 / c(C)) * c(B * C) + r1 % c(C));
 }
 

@@ -15,10 +15,18 @@
 namespace lg {
 namespace {
 
-NodeRef global(int64_t slot, DType t = dtypes::float32) { return make(Op::DEFINE_GLOBAL, t.as_ptr(), {}, slot); }
-NodeRef index(int64_t slot, const NodeRef& i, DType t = dtypes::float32) { return make(Op::INDEX, t.as_ptr(), {global(slot, t), i}); }
-NodeRef load(int64_t slot, const NodeRef& i, DType t = dtypes::float32) { return make(Op::LOAD, t, {index(slot, i, t)}); }
-NodeRef sink(NodeRef idx, NodeRef v) { return make(Op::SINK, dtypes::void_, {make(Op::STORE, dtypes::void_, {idx, v})}); }
+NodeRef global(int64_t slot, DType t = dtypes::float32) {
+  return make(Op::DEFINE_GLOBAL, t.as_ptr(), {}, slot);
+}
+NodeRef index(int64_t slot, const NodeRef& i, DType t = dtypes::float32) {
+  return make(Op::INDEX, t.as_ptr(), {global(slot, t), i});
+}
+NodeRef load(int64_t slot, const NodeRef& i, DType t = dtypes::float32) {
+  return make(Op::LOAD, t, {index(slot, i, t)});
+}
+NodeRef sink(NodeRef idx, NodeRef v) {
+  return make(Op::SINK, dtypes::void_, {make(Op::STORE, dtypes::void_, {idx, v})});
+}
 NodeRef reduce(const NodeRef& v, const NodeRef& r, Op op) { return make(Op::REDUCE, v->dtype, {v, r}, op); }
 
 std::vector<float> run(const NodeRef& kernel, std::vector<std::vector<float>> bufs) {
@@ -51,10 +59,12 @@ TEST(Interp, GatedLoadReadsZeroAndGatedStoreSkips) {
   // out[r] = r < 2 ? in[r] : 0, reading in only where the gate holds (in has 2 elements)
   NodeRef r = range(4, 0, AxisType::LOOP);
   NodeRef gate = lt(r, 2);
-  NodeRef v = make(Op::LOAD, dtypes::float32, {make(Op::INDEX, dtypes::float32.as_ptr(), {global(1), r, gate})});
+  NodeRef v =
+      make(Op::LOAD, dtypes::float32, {make(Op::INDEX, dtypes::float32.as_ptr(), {global(1), r, gate})});
   EXPECT_EQ(run(sink(index(0, r), v), {{9, 9, 9, 9}, {5, 6}}), (std::vector<float>{5, 6, 0, 0}));
   NodeRef gated_store = make(Op::INDEX, dtypes::float32.as_ptr(), {global(0), r, gate});
-  EXPECT_EQ(run(sink(gated_store, load(1, r)), {{9, 9, 9, 9}, {1, 2, 3, 4}}), (std::vector<float>{1, 2, 9, 9}));
+  EXPECT_EQ(run(sink(gated_store, load(1, r)), {{9, 9, 9, 9}, {1, 2, 3, 4}}),
+            (std::vector<float>{1, 2, 9, 9}));
 }
 
 TEST(InterpDeathTest, OutOfBoundsIndexAbortsNamingTheKernel) {
@@ -82,7 +92,9 @@ TEST(Devices, NamesAreCanonicalAndUnknownOnesAreUserErrors) {
     get_device("NOPE");
     FAIL() << "expected an error";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("unknown device \"NOPE\"; this build has: INTERP"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("unknown device \"NOPE\"; this build has: INTERP"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(get_device("INTERP:x"), Error);
 }
@@ -127,7 +139,8 @@ TEST(Realize, CopiesBetweenDevices) {
   NodeRef a = new_buffer(device_node("INTERP"), dtypes::int32, 3);
   std::vector<int32_t> host{7, 8, 9}, back(3);
   buffer_copy_in(*a, host.data(), 12);
-  std::vector<NodeRef> out = realize(make(Op::SINK, dtypes::void_, {make(Op::COPY, dtypes::int32, {a, device_node("INTERP:1")})}));
+  std::vector<NodeRef> out =
+      realize(make(Op::SINK, dtypes::void_, {make(Op::COPY, dtypes::int32, {a, device_node("INTERP:1")})}));
   EXPECT_EQ(out[0]->device_name(), "INTERP:1");
   buffer_copy_out(*out[0], back.data(), 12);
   EXPECT_EQ(back, host);

@@ -181,7 +181,8 @@ TEST(Schedule, KernelsPassTheKernelSpecUnderSpec1) {
   config().spec = 1;
   NodeRef x = buffer({4, 8});
   NodeRef m = reduce(x, Op::MAX, {1});
-  NodeRef y = make(Op::PAD, x->dtype, {x + make(Op::EXPAND, x->dtype, {m}, Shape{4, 8})}, Pairs{{1, 1}, {0, 2}});
+  NodeRef y =
+      make(Op::PAD, x->dtype, {x + make(Op::EXPAND, x->dtype, {m}, Shape{4, 8})}, Pairs{{1, 1}, {0, 2}});
   Schedule s = create_schedule(sink({y}));
   config().spec = 0;
   EXPECT_EQ(s.items.size(), 2u);

@@ -22,7 +22,9 @@ int64_t kernel_count(const Tensor& t) {
 }
 
 // A realized input buffer holding h's values.
-Tensor realized(const HostArray& h) { return Tensor::from_doubles(h.data, h.shape, dtypes::float32).realize(); }
+Tensor realized(const HostArray& h) {
+  return Tensor::from_doubles(h.data, h.shape, dtypes::float32).realize();
+}
 
 HostArray input(const Shape& shape, uint64_t seed, Fill fill = Fill::Signed) {
   return random_fill(shape, fill, dtypes::float32, seed);
@@ -40,7 +42,8 @@ TEST(Fusion, MultiplyAddThenSumIsOneKernel) {
   HostArray a = input({4, 6}, 1), b = input({4, 6}, 2), c = input({4, 6}, 3);
   Tensor out = (realized(a) * realized(b) + realized(c)).sum(1);
   EXPECT_EQ(kernel_count(out), 1);
-  expect_values(out, reduce(map3(a, b, c, [](double x, double y, double z) { return x * y + z; }), Reduce::Sum, {1}));
+  expect_values(
+      out, reduce(map3(a, b, c, [](double x, double y, double z) { return x * y + z; }), Reduce::Sum, {1}));
 }
 
 TEST(Fusion, SoftmaxOverLastAxisIsAtMostThreeKernels) {
@@ -55,10 +58,12 @@ TEST(Fusion, ElementwiseChainOfTenOpsIsOneKernel) {
   Tensor t = realized(x);
   Tensor out = ((((t * 2 + 1).exp().log() - 0.5).sqrt().neg().abs() * 3).sigmoid() + t).relu();
   EXPECT_EQ(kernel_count(out), 1);
-  expect_values(out, map(x, [](double v) {
-                  double r = std::sqrt(std::log(std::exp(v * 2 + 1)) - 0.5);
-                  return std::max(0.0, sigmoid(std::abs(-r) * 3) + v);
-                }),
+  expect_values(out,
+                map(x,
+                    [](double v) {
+                      double r = std::sqrt(std::log(std::exp(v * 2 + 1)) - 0.5);
+                      return std::max(0.0, sigmoid(std::abs(-r) * 3) + v);
+                    }),
                 1e-4);
 }
 

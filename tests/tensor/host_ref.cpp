@@ -17,7 +17,8 @@ int64_t rank_of(const Shape& s) { return static_cast<int64_t>(s.size()); }
 
 int64_t norm_axis(int64_t axis, int64_t rank) {
   int64_t a = axis < 0 ? axis + rank : axis;
-  if (a < 0 || a >= rank) bad("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
+  if (a < 0 || a >= rank)
+    bad("axis " + std::to_string(axis) + " out of range for rank " + std::to_string(rank));
   return a;
 }
 
@@ -40,11 +41,13 @@ int64_t ravel(const std::vector<int64_t>& idx, const Shape& s) {
 double broadcast_at(const HostArray& a, const std::vector<int64_t>& out_idx) {
   size_t off = out_idx.size() - a.shape.size();
   int64_t flat = 0;
-  for (size_t i = 0; i < a.shape.size(); i++) flat = flat * a.shape[i] + (a.shape[i] == 1 ? 0 : out_idx[off + i]);
+  for (size_t i = 0; i < a.shape.size(); i++)
+    flat = flat * a.shape[i] + (a.shape[i] == 1 ? 0 : out_idx[off + i]);
   return a.data[flat];
 }
 
-// Calls f(outer, inner) for each line along `axis`: element j of the line is at outer*n*inner + j*inner + inner_i.
+// Calls f(outer, inner) for each line along `axis`: element j of the line is at outer*n*inner + j*inner +
+// inner_i.
 template <class F>
 HostArray along_axis(const HostArray& a, int64_t axis, F line_fn) {
   int64_t ax = norm_axis(axis, rank_of(a.shape));
@@ -115,8 +118,9 @@ uint64_t seed_from_name(const std::string& name) {
 HostArray random_fill(const Shape& shape, Fill fill, DType dtype, uint64_t seed) {
   uint64_t state = seed;
   auto uniform = [&] { return static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53; };  // [0, 1)
-  auto integer = [&](int64_t lo, int64_t hi) {  // [lo, hi]
-    return static_cast<double>(lo + static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(hi - lo + 1)));
+  auto integer = [&](int64_t lo, int64_t hi) {                                              // [lo, hi]
+    return static_cast<double>(lo +
+                               static_cast<int64_t>(splitmix64(state) % static_cast<uint64_t>(hi - lo + 1)));
   };
   HostArray out = full(shape, 0);
   for (double& v : out.data) {
@@ -133,7 +137,8 @@ HostArray random_fill(const Shape& shape, Fill fill, DType dtype, uint64_t seed)
     if (is_bool(dtype)) v = v != 0;
   }
   // Never all equal (so never all zeros): make the first two elements differ.
-  if (out.numel() >= 2 && std::all_of(out.data.begin(), out.data.end(), [&](double x) { return x == out.data[0]; })) {
+  if (out.numel() >= 2 &&
+      std::all_of(out.data.begin(), out.data.end(), [&](double x) { return x == out.data[0]; })) {
     out.data[0] = fill == Fill::Bool || is_bool(dtype) ? 1 : out.data[0] + 1;
     out.data[1] = fill == Fill::Bool || is_bool(dtype) ? 0 : out.data[1];
   }
@@ -349,7 +354,7 @@ HostArray reduce(const HostArray& a, Reduce op, std::vector<int64_t> axes, bool 
       count *= kept[i];
       kept[i] = 1;
     }
-  double init = op == Reduce::Prod ? 1
+  double init = op == Reduce::Prod  ? 1
                 : op == Reduce::Max ? -std::numeric_limits<double>::infinity()
                 : op == Reduce::Min ? std::numeric_limits<double>::infinity()
                                     : 0;
@@ -361,7 +366,8 @@ HostArray reduce(const HostArray& a, Reduce op, std::vector<int64_t> axes, bool 
     double& acc = out.data[ravel(i, kept)];
     double v = a.data[f];
     switch (op) {
-      case Reduce::Sum: case Reduce::Mean: acc += v; break;
+      case Reduce::Sum:
+      case Reduce::Mean: acc += v; break;
       case Reduce::Prod: acc *= v; break;
       case Reduce::Max: acc = nan_max(acc, v); break;
       case Reduce::Min: acc = nan_min(acc, v); break;
@@ -402,12 +408,23 @@ HostArray matmul(const HostArray& a0, const HostArray& b0) {
   HostArray b = b_vec ? unsqueeze(b0, 1) : b0;
   int64_t n = a.shape[a.shape.size() - 2], k = a.shape.back(), m = b.shape.back();
   if (b.shape[b.shape.size() - 2] != k) bad("matmul: inner dimensions differ");
-  Shape batch = broadcast_shapes({Shape(a.shape.begin(), a.shape.end() - 2), Shape(b.shape.begin(), b.shape.end() - 2)});
+  Shape batch = broadcast_shapes(
+      {Shape(a.shape.begin(), a.shape.end() - 2), Shape(b.shape.begin(), b.shape.end() - 2)});
   Shape s = batch;
   s.push_back(n);
   s.push_back(m);
-  HostArray ae = expand(a, [&] { Shape t = batch; t.push_back(n); t.push_back(k); return t; }());
-  HostArray be = expand(b, [&] { Shape t = batch; t.push_back(k); t.push_back(m); return t; }());
+  HostArray ae = expand(a, [&] {
+    Shape t = batch;
+    t.push_back(n);
+    t.push_back(k);
+    return t;
+  }());
+  HostArray be = expand(b, [&] {
+    Shape t = batch;
+    t.push_back(k);
+    t.push_back(m);
+    return t;
+  }());
   HostArray out = generate(s, [&](const std::vector<int64_t>& i) {
     std::vector<int64_t> ai = i, bi = i;
     double acc = 0;

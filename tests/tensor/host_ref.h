@@ -99,9 +99,9 @@ HostArray tril(const HostArray& a, int64_t diagonal);  // keeps col - row <= dia
 // ---- scalar functions with the formulas tensor.h documents ----
 double sigmoid(double x);
 double silu(double x);
-double gelu_tanh(double x);  // 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)))
-double c_idiv(double a, double b);  // integer quotient rounded toward zero (as C)
-double c_mod(double a, double b);   // remainder with the dividend's sign (as C)
+double gelu_tanh(double x);          // 0.5x(1+tanh(sqrt(2/pi)(x+0.044715x^3)))
+double c_idiv(double a, double b);   // integer quotient rounded toward zero (as C)
+double c_mod(double a, double b);    // remainder with the dividend's sign (as C)
 double nan_max(double a, double b);  // NaN if either is NaN
 double nan_min(double a, double b);
 

@@ -35,7 +35,8 @@ using Ts = std::vector<Tensor>;
 using Hs = std::vector<HostArray>;
 
 const DType F32 = dtypes::float32, F16 = dtypes::float16, BF16 = dtypes::bfloat16, F64 = dtypes::float64;
-const DType I8 = dtypes::int8, U8 = dtypes::uint8, I16 = dtypes::int16, I32 = dtypes::int32, I64 = dtypes::int64;
+const DType I8 = dtypes::int8, U8 = dtypes::uint8, I16 = dtypes::int16, I32 = dtypes::int32,
+            I64 = dtypes::int64;
 const DType BOOL = dtypes::boolean;
 
 struct Tol {
@@ -59,7 +60,9 @@ Input f16(Shape s, Fill f = Fill::Signed) { return typed(std::move(s), F16, f); 
 Input bf16(Shape s, Fill f = Fill::Signed) { return typed(std::move(s), BF16, f); }
 Input i32(Shape s, Fill f = Fill::Int) { return typed(std::move(s), I32, f); }
 Input boolean(Shape s) { return typed(std::move(s), BOOL, Fill::Bool); }
-Input vals(Shape s, DType t, std::vector<double> v) { return Input{std::move(s), t, Fill::Signed, std::move(v)}; }
+Input vals(Shape s, DType t, std::vector<double> v) {
+  return Input{std::move(s), t, Fill::Signed, std::move(v)};
+}
 
 struct OpCase {
   std::string name;
@@ -75,9 +78,11 @@ struct OpCase {
 #define BUILD(...) []([[maybe_unused]] const Ts& t) -> Tensor { return __VA_ARGS__; }
 #define REF(...) []([[maybe_unused]] const Hs& h) -> HostArray { return __VA_ARGS__; }
 #define REF1(...) REF(map(h[0], []([[maybe_unused]] double x) -> double { return __VA_ARGS__; }))
-#define REF2(...) \
-  REF(map2(h[0], h[1], []([[maybe_unused]] double a, [[maybe_unused]] double b) -> double { return __VA_ARGS__; }))
-#define REF3(...) REF(map3(h[0], h[1], h[2], [](double x, double y, double z) -> double { return __VA_ARGS__; }))
+#define REF2(...)      \
+  REF(map2(h[0], h[1], \
+           []([[maybe_unused]] double a, [[maybe_unused]] double b) -> double { return __VA_ARGS__; }))
+#define REF3(...) \
+  REF(map3(h[0], h[1], h[2], [](double x, double y, double z) -> double { return __VA_ARGS__; }))
 
 const double INF = std::numeric_limits<double>::infinity();
 const double NaN = std::numeric_limits<double>::quiet_NaN();
@@ -661,7 +666,7 @@ const std::vector<OpCase>& op_cases() {
   std::ostringstream msg;
   for (size_t i = 0; i < got.size(); i++) {
     double g = got[i], w = want.data[i];
-    bool ok = std::isnan(w) ? std::isnan(g)
+    bool ok = std::isnan(w)   ? std::isnan(g)
               : std::isinf(w) ? g == w
                               : std::isfinite(g) && std::abs(g - w) <= tol.atol + tol.rtol * std::abs(w);
     if (!ok && bad++ < 6) msg << "\n  [" << i << "] got " << g << ", want " << w << " (diff " << g - w << ")";
@@ -813,7 +818,8 @@ TEST(RandomOps, RandintTakesIntegerDtype) {
   EXPECT_EQ(std::set<double>(v.begin(), v.end()).size(), 3u);
 }
 
-// ---- creation, properties, host transfer, assign (tensor_semantics_test.cpp covers realize and devices) ----
+// ---- creation, properties, host transfer, assign (tensor_semantics_test.cpp covers realize and devices)
+// ----
 
 TEST(Creation, EmptyHasOnlyShapeAndDtype) {
   Tensor e = Tensor::empty({2, 3}, F16);
@@ -874,7 +880,8 @@ void expect_user_error(const std::function<void()>& f, const std::string& op) {
     f();
     ADD_FAILURE() << op << ": no lg::Error thrown";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(op), std::string::npos) << "message does not name " << op << ": " << e.what();
+    EXPECT_NE(std::string(e.what()).find(op), std::string::npos)
+        << "message does not name " << op << ": " << e.what();
   }
 }
 

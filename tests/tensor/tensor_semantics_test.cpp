@@ -32,8 +32,8 @@ TEST(Laziness, BuildingAGraphComputesNothing) {
 TEST(Realize, EveryHandleOfARealizedValueSeesTheBuffer) {
   Tensor a = Tensor::from_vector<float>({1, 2, 3}, {3});
   Tensor b = a * 2.0;
-  Tensor copy = b;              // same value, same state
-  Tensor other(b.node());       // another handle on the same node
+  Tensor copy = b;         // same value, same state
+  Tensor other(b.node());  // another handle on the same node
   b.realize();
   EXPECT_EQ(copy.node(), b.node());
   EXPECT_EQ(other.node(), b.node());
@@ -108,22 +108,36 @@ TEST(Devices, ToCopiesBetweenDevicesAndMixingThemIsAnError) {
   Tensor b = a.to("INTERP:1");
   EXPECT_EQ(b.device(), "INTERP:1");
   EXPECT_EQ((b * 2.0).to_vector<float>(), (std::vector<float>{2, 4}));
-  EXPECT_NE(error_of([&] { (a + b).realize(); }).find("add: tensors are on different devices (INTERP and INTERP:1)"),
+  EXPECT_NE(error_of([&] {
+              (a + b).realize();
+            }).find("add: tensors are on different devices (INTERP and INTERP:1)"),
             std::string::npos);
 }
 
 TEST(UserErrors, NameTheOperationAndTheFix) {
   Tensor a = Tensor::zeros({2, 3});
-  EXPECT_EQ(error_of([&] { a.reshape({4, 2}); }),
+  EXPECT_EQ(error_of([&] {
+              a.reshape({4, 2});
+            }),
             "reshape: cannot reshape (2, 3) into (4, 2): element counts differ (6 vs 8)");
-  EXPECT_EQ(error_of([&] { a.matmul(Tensor::zeros({4, 2})); }),
+  EXPECT_EQ(error_of([&] {
+              a.matmul(Tensor::zeros({4, 2}));
+            }),
             "matmul: inner dimensions differ (3 vs 4) for shapes (2, 3) and (4, 2)");
-  EXPECT_NE(error_of([&] { a + Tensor::zeros({4}); }).find("add: shapes (2, 3) and (4,) do not broadcast"), std::string::npos);
-  EXPECT_NE(error_of([&] { a.sum(2); }).find("sum: axis 2 is out of range for a tensor of rank 2"), std::string::npos);
-  EXPECT_NE(error_of([&] { a.to_vector<int32_t>(); }).find("to_vector: tensor is f32, asked for i32"), std::string::npos);
+  EXPECT_NE(error_of([&] { a + Tensor::zeros({4}); }).find("add: shapes (2, 3) and (4,) do not broadcast"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { a.sum(2); }).find("sum: axis 2 is out of range for a tensor of rank 2"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { a.to_vector<int32_t>(); }).find("to_vector: tensor is f32, asked for i32"),
+            std::string::npos);
   EXPECT_NE(error_of([&] { a.where(a, a); }).find("where: the condition must be bool"), std::string::npos);
-  EXPECT_NE(error_of([&] { Tensor::empty({2}, dtypes::float32, "GPU9"); }).find("unknown device \"GPU9\""), std::string::npos);
-  EXPECT_NE(error_of([&] { Tensor t; t.shape(); }).find("empty (default-constructed) Tensor"), std::string::npos);
+  EXPECT_NE(error_of([&] { Tensor::empty({2}, dtypes::float32, "GPU9"); }).find("unknown device \"GPU9\""),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              Tensor t;
+              t.shape();
+            }).find("empty (default-constructed) Tensor"),
+            std::string::npos);
 }
 
 TEST(Debug, Level2PrintsTheScheduleOfEachRealize) {
@@ -144,7 +158,8 @@ TEST(Debug, Level5PrintsEveryNamedRewrite) {
   (a * 5.0 + 1.0).realize();
   std::string err = testing::internal::GetCapturedStderr();
   config().debug = 0;
-  for (const char* pass : {"tensor cleanup", "kernelize", "initial symbolic", "lower reduce", "final symbolic"})
+  for (const char* pass :
+       {"tensor cleanup", "kernelize", "initial symbolic", "lower reduce", "final symbolic"})
     EXPECT_NE(err.find(std::string("=== rewrite \"") + pass + "\""), std::string::npos) << pass;
   EXPECT_NE(err.find("=== linear E_2"), std::string::npos);
 }

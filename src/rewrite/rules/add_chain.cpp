@@ -27,7 +27,10 @@ class Flattener {
     if (n->dtype == t) {
       switch (n->op) {
         case Op::CONST: f_.constant = wrap_add(f_.constant, wrap_mul(mult, const_value(*n), t), t); return;
-        case Op::ADD: add(n->src[0], mult); add(n->src[1], mult); return;
+        case Op::ADD:
+          add(n->src[0], mult);
+          add(n->src[1], mult);
+          return;
         case Op::NEG: add(n->src[0], wrap_mul(mult, -1, t)); return;
         case Op::MUL:
           if (n->src[1]->is_const()) return add(n->src[0], wrap_mul(mult, const_value(*n->src[1]), t));
@@ -44,8 +47,10 @@ class Flattener {
     std::unordered_map<const Node*, size_t> slot;
     for (Term& t : raw_) {
       auto [it, fresh] = slot.try_emplace(t.node.get(), f_.terms.size());
-      if (fresh) f_.terms.push_back(std::move(t));
-      else f_.terms[it->second].coef = wrap_add(f_.terms[it->second].coef, t.coef, f_.dtype);
+      if (fresh)
+        f_.terms.push_back(std::move(t));
+      else
+        f_.terms[it->second].coef = wrap_add(f_.terms[it->second].coef, t.coef, f_.dtype);
     }
     std::erase_if(f_.terms, [](const Term& t) { return t.coef == 0; });
   }
@@ -140,7 +145,8 @@ static NodeRef negate_mul_constant(const Match& m) {
 static int find_term(const LinearForm& f, Op op, const Node* x, const Node* c, int64_t coef) {
   for (size_t j = 0; j < f.terms.size(); j++) {
     const Node& n = *f.terms[j].node;
-    if (n.op == op && n.src[0].get() == x && n.src[1].get() == c && f.terms[j].coef == coef) return static_cast<int>(j);
+    if (n.op == op && n.src[0].get() == x && n.src[1].get() == c && f.terms[j].coef == coef)
+      return static_cast<int>(j);
   }
   return -1;
 }

@@ -122,17 +122,22 @@ std::optional<Split> split_at(const NodeRef& x, int64_t c) {
   auto [lo, hi] = *b;
   Split s{empty_form(f.dtype), empty_form(f.dtype)};
   for (const Term& t : f.terms) {
-    if (t.coef % c == 0) s.quotient.terms.push_back({t.node, t.coef / c});
-    else s.rest.terms.push_back(t);
+    if (t.coef % c == 0)
+      s.quotient.terms.push_back({t.node, t.coef / c});
+    else
+      s.rest.terms.push_back(t);
   }
   s.rest.constant = f.constant;
   auto rb = form_bounds(s.rest);
   if (!rb) return std::nullopt;
   auto [rlo, rhi] = *rb;
   Wide q;
-  if (lo >= 0) q = floor_div(rlo, c);  // R - c*q >= rlo - c*floor(rlo/c) >= 0
-  else if (hi <= 0) q = -floor_div(-rhi, c);  // R - c*q <= rhi - c*ceil(rhi/c) <= 0
-  else return std::nullopt;
+  if (lo >= 0)
+    q = floor_div(rlo, c);  // R - c*q >= rlo - c*floor(rlo/c) >= 0
+  else if (hi <= 0)
+    q = -floor_div(-rhi, c);  // R - c*q <= rhi - c*ceil(rhi/c) <= 0
+  else
+    return std::nullopt;
   if (s.quotient.terms.empty() && q == 0) return std::nullopt;
   s.quotient.constant = wrap_to_int_dtype(static_cast<int64_t>(q), f.dtype);
   s.rest.constant = wrap_to_int_dtype(static_cast<int64_t>(f.constant - c * q), f.dtype);

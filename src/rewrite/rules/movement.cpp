@@ -38,7 +38,9 @@ const PatternMatcher& pm_movement_cleanup() {
       {"zero pad", Pat::op(Op::PAD, {x}),
        [](const Match& m) { return all_zero(m.root()->get_arg<Pairs>()) ? m["x"] : NodeRef{}; }},
       {"full shrink", Pat::op(Op::SHRINK, {x}),
-       [](const Match& m) { return is_full(m.root()->get_arg<Pairs>(), m["x"]->shape) ? m["x"] : NodeRef{}; }},
+       [](const Match& m) {
+         return is_full(m.root()->get_arg<Pairs>(), m["x"]->shape) ? m["x"] : NodeRef{};
+       }},
       {"no flip", Pat::op(Op::FLIP, {x}),
        [](const Match& m) {
          for (int64_t f : m.root()->get_arg<Shape>())

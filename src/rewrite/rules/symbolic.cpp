@@ -127,16 +127,20 @@ std::vector<Rule> identity_rules() {
       kernel_rule("idiv_neg_one", (x / -1).dtype_if(is_signed_int),
                   [](const Match& m) { return m["x"] * -1; }),
       // x % 1 -> 0 and x % -1 -> 0 for signed integers: every integer is a multiple of +-1.
-      kernel_rule("mod_unit", x % c, [](const Match& m) -> NodeRef {
-        int64_t v = const_value(*m["c"]);
-        return v == 1 || (v == -1 && is_signed_int(m.root()->dtype)) ? zero_like(*m.root()) : NodeRef{};
-      }),
+      kernel_rule("mod_unit", x % c,
+                  [](const Match& m) -> NodeRef {
+                    int64_t v = const_value(*m["c"]);
+                    return v == 1 || (v == -1 && is_signed_int(m.root()->dtype)) ? zero_like(*m.root())
+                                                                                 : NodeRef{};
+                  }),
       // -(-x) -> x for every dtype (negation is exact, also for floats and under wrapping).
-      kernel_rule("neg_neg", Pat::op(Op::NEG, {Pat::op(Op::NEG, {x})}), [](const Match& m) { return m["x"]; }),
+      kernel_rule("neg_neg", Pat::op(Op::NEG, {Pat::op(Op::NEG, {x})}),
+                  [](const Match& m) { return m["x"]; }),
       // CAST or BITCAST of x to x's own dtype is x.
       kernel_rule("cast_noop", Pat::ops(op_set({Op::CAST, Op::BITCAST}), {x}),
                   [](const Match& m) { return m["x"]->dtype == m.root()->dtype ? m["x"] : NodeRef{}; }),
-      kernel_rule("cast_roundtrip", Pat::op(Op::CAST, {Pat::op(Op::CAST, {x}).named("inner")}), drop_cast_roundtrip),
+      kernel_rule("cast_roundtrip", Pat::op(Op::CAST, {Pat::op(Op::CAST, {x}).named("inner")}),
+                  drop_cast_roundtrip),
       // MAX(x, x) -> x for every dtype.
       kernel_rule("max_self", Pat::op(Op::MAX, {x, x}), [](const Match& m) { return m["x"]; }),
       kernel_rule("max_dominant", Pat::op(Op::MAX, {x, Pat::any("y")}), drop_dominated_max),
@@ -153,7 +157,8 @@ std::vector<Rule> logic_rules() {
       kernel_rule("where_const_cond", Pat::op(Op::WHERE, {c, a, Pat::any("b")}),
                   [](const Match& m) { return const_value(*m["c"]) ? m["a"] : m["b"]; }),
       // WHERE(c, a, a) -> a: both branches are the same value.
-      kernel_rule("where_same_branches", Pat::op(Op::WHERE, {Pat::any(), a, a}), [](const Match& m) { return m["a"]; }),
+      kernel_rule("where_same_branches", Pat::op(Op::WHERE, {Pat::any(), a, a}),
+                  [](const Match& m) { return m["a"]; }),
       // x AND true -> x, x AND false -> false (bool).
       kernel_rule("and_bool_const", bool_root(Pat::op(Op::AND, {x, c})),
                   [](const Match& m) { return const_value(*m["c"]) ? m["x"] : m["c"]; }),
@@ -163,7 +168,8 @@ std::vector<Rule> logic_rules() {
       // x XOR 0 -> x (bool false, or integer 0). x XOR true is NOT x and stays.
       kernel_rule("xor_zero", Pat::op(Op::XOR, {x, Pat::cnst(0)}), [](const Match& m) { return m["x"]; }),
       // x AND x -> x, x OR x -> x (bitwise, integers and bool).
-      kernel_rule("and_or_self", Pat::ops(op_set({Op::AND, Op::OR}), {x, x}), [](const Match& m) { return m["x"]; }),
+      kernel_rule("and_or_self", Pat::ops(op_set({Op::AND, Op::OR}), {x, x}),
+                  [](const Match& m) { return m["x"]; }),
       // x XOR x -> 0 (bitwise, integers and bool).
       kernel_rule("xor_self", Pat::op(Op::XOR, {x, x}), [](const Match& m) { return zero_like(*m.root()); }),
   };
@@ -218,8 +224,10 @@ std::vector<Rule> compare_rules() {
       // x < x is false for every dtype (NaN < NaN is false too).
       kernel_rule("cmplt_self", Pat::op(Op::CMPLT, {x, x}), [](const Match&) { return bool_const(false); }),
       // x != x is false and x == x true for integers and bool (not floats: NaN != NaN).
-      kernel_rule("cmpne_self", ints(Pat::op(Op::CMPNE, {x, x})), [](const Match&) { return bool_const(false); }),
-      kernel_rule("cmpeq_self", ints(Pat::op(Op::CMPEQ, {x, x})), [](const Match&) { return bool_const(true); }),
+      kernel_rule("cmpne_self", ints(Pat::op(Op::CMPNE, {x, x})),
+                  [](const Match&) { return bool_const(false); }),
+      kernel_rule("cmpeq_self", ints(Pat::op(Op::CMPEQ, {x, x})),
+                  [](const Match&) { return bool_const(true); }),
       kernel_rule("cmplt_bounds", Pat::op(Op::CMPLT, {x, y}), fold_lt_by_bounds),
       kernel_rule("cmpne_bounds", Pat::op(Op::CMPNE, {x, y}), fold_ne_eq_by_bounds),
       kernel_rule("cmpeq_bounds", Pat::op(Op::CMPEQ, {x, y}), fold_ne_eq_by_bounds),
@@ -251,7 +259,8 @@ std::vector<Rule> symbolic_rules() {
 }  // namespace symbolic
 
 const PatternMatcher& pm_const_fold() {
-  static const PatternMatcher pm({symbolic::kernel_rule("const_fold", Pat::ops(symbolic::alu_ops()), symbolic::fold_constants)});
+  static const PatternMatcher pm(
+      {symbolic::kernel_rule("const_fold", Pat::ops(symbolic::alu_ops()), symbolic::fold_constants)});
   return pm;
 }
 

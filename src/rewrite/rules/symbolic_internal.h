@@ -39,8 +39,8 @@ struct Term {
 struct LinearForm {
   DType dtype;
   std::vector<Term> terms;
-  int64_t constant = 0;   // wrapped to dtype
-  bool complete = true;   // false: the expression was too large to flatten (rules then decline)
+  int64_t constant = 0;  // wrapped to dtype
+  bool complete = true;  // false: the expression was too large to flatten (rules then decline)
 };
 LinearForm linear_form(const NodeRef& n);
 // The sum in the form's order, constant last: t0*c0 + t1*c1 + ... + k. A coefficient 1 is left
