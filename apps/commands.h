@@ -6,5 +6,7 @@ namespace lg::apps {
 
 void add_ops_command(CLI::App& app);      // lazygrad ops: the IR's op list with each op's meaning
 void add_devices_command(CLI::App& app);  // lazygrad devices: devices this build can run on
+void add_tokenize_command(CLI::App& app);  // lazygrad tokenize: text <-> Llama 3.1 token ids
+void add_preprocess_command(CLI::App& app);  // lazygrad preprocess: JSON lines -> Megatron .bin/.idx
 
 }  // namespace lg::apps

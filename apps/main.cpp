@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   app.footer("Environment: DEBUG=1..5, SPEC=1|2, DEVICE=INTERP (see docs/debugging.md).");
   lg::apps::add_ops_command(app);
   lg::apps::add_devices_command(app);
+  lg::apps::add_tokenize_command(app);
+  lg::apps::add_preprocess_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -3,11 +3,18 @@
 # Safe to run again: it installs nothing when everything is there.
 set -euo pipefail
 
-packages=(cmake ninja-build g++ clang libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev)
+packages=(cmake ninja-build g++ clang libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev
+          pkg-config libpcre2-dev nlohmann-json3-dev zlib1g-dev)  # llm: tokenizer, data pipeline
+# Commands installed from Debian only when missing (a machine may have them from elsewhere, e.g.
+# nodesource's nodejs bundles npm): scripts/fetch_data.sh runs npm; the tokenizer reference runs node.
+declare -A command_packages=([node]=nodejs [npm]=npm)
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+for c in "${!command_packages[@]}"; do
+  command -v "$c" >/dev/null || missing+=("${command_packages[$c]}")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   exit 0

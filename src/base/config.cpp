@@ -25,6 +25,12 @@ static Config read_config() {
   c.noopt = env_int("NOOPT", 0) != 0;
   c.threads = env_int("THREADS", 0);
   if (const char* d = std::getenv("DEVICE"); d != nullptr && *d != '\0') c.device = d;
+  c.cache = env_int("CACHE", 1) != 0;
+  if (const char* d = std::getenv("LAZYGRAD_CACHE_DIR"); d != nullptr && *d != '\0') c.cache_dir = d;
+  else if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0') c.cache_dir = std::string(x) + "/lazygrad";
+  else if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') c.cache_dir = std::string(h) + "/.cache/lazygrad";
+  else c.cache_dir = "/tmp/lazygrad-cache";
+  if (const char* cc = std::getenv("CC"); cc != nullptr && *cc != '\0') c.cc = cc;
   return c;
 }
 

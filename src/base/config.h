@@ -6,6 +6,10 @@
 //   NOOPT   1 disables kernel optimizations
 //   DEVICE  default device for new tensors (INTERP until a faster device exists)
 //   THREADS worker threads for devices that run kernels in parallel (0: one per core)
+//   CACHE   0 disables the disk cache of compiled kernels (default 1)
+//   LAZYGRAD_CACHE_DIR  where compiled kernels are cached (default $XDG_CACHE_HOME/lazygrad or
+//           ~/.cache/lazygrad)
+//   CC      the C compiler for the CPU device (default clang, else gcc)
 #include <string>
 
 namespace lg {
@@ -17,6 +21,9 @@ struct Config {
   bool noopt = false;
   std::string device = "INTERP";
   int threads = 0;
+  bool cache = true;
+  std::string cache_dir;  // resolved: never empty after reading the environment
+  std::string cc;         // "" = find clang, then gcc
 };
 
 // The process-wide configuration, read from the environment on first use.

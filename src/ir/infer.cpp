@@ -160,6 +160,7 @@ Shape infer_shape(Op op, const std::vector<NodeRef>& src, const Arg& arg) {
     }
     case Op::REDUCE_AXIS: return reduce_shape(src[0]->shape, std::get<ReduceArg>(arg).axes);
     case Op::CONTIGUOUS:
+    case Op::DETACH:
     case Op::COPY:
     case Op::CAST:
     case Op::BITCAST: return src[0]->shape;

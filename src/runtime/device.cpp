@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "base/error.h"
+#include "runtime/cpu.h"
 #include "runtime/interp.h"
 
 namespace lg {
@@ -17,6 +18,7 @@ struct Kind {
 // Every backend of this build, one line each.
 const Kind kKinds[] = {
     {"INTERP", make_interp_device, "reference interpreter of linear programs (scalar C++)"},
+    {"CPU", make_cpu_device, "C kernels compiled by clang into shared objects, run on a thread pool"},
 };
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codegen/program.h"
+#include "codegen/renderer.h"
 
 namespace lg {
 
@@ -24,12 +25,6 @@ class Allocator {
   virtual void free(void* p, size_t bytes) = 0;
   virtual void copy_in(void* dst, const void* host, size_t bytes) = 0;
   virtual void copy_out(void* host, const void* src, size_t bytes) = 0;
-};
-
-class Renderer {
- public:
-  virtual ~Renderer() = default;
-  virtual std::string render(const LinearProgram& prog) const = 0;
 };
 
 class Compiler {

@@ -10,6 +10,7 @@
 #include "codegen/program.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/disk_cache.h"
 #include "schedule/schedule.h"
 
 namespace lg {
@@ -37,7 +38,13 @@ std::shared_ptr<Program> program_for(Device& dev, const ScheduleItem& item) {
     source = r->render(prog);
     if (config().debug >= 4)
       std::fprintf(stderr, "=== %s source ===\n%s\n", item.name.c_str(), source.c_str());
-    binary = dev.compiler()->compile(source);
+    std::string key = dev.compiler()->key() + "\n" + source;
+    if (auto hit = cache_get("kernels", key)) {
+      binary = std::move(*hit);
+    } else {
+      binary = dev.compiler()->compile(source);
+      cache_put("kernels", key, binary);
+    }
   }
   std::shared_ptr<Program> p = dev.load(prog, source, binary);
   std::lock_guard lock(cache_mu);

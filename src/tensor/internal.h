@@ -1,11 +1,29 @@
 #pragma once
 // Helpers shared by the Tensor implementation files (not part of the public API).
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "ir/build.h"
 #include "tensor/tensor.h"
 
+namespace lg {
+
+// What a Tensor handle points to. realize() swaps `node` for the buffer view of its value, for every
+// live tensor whose node was realized, so no later graph recomputes it. Autograd (autograd.cpp) keeps
+// the requires-grad flag and the accumulated gradient here, so every copy of a handle shares them.
+struct TensorState {
+  NodeRef node;
+  bool requires_grad = false;
+  Tensor grad;  // undefined until backward() reaches this tensor
+};
+
+}  // namespace lg
+
 namespace lg::detail {
+
+// Every live tensor's state (the registry realize() updates), in creation order.
+std::vector<std::shared_ptr<TensorState>> live_tensor_states();
 
 // Axis in [-ndim, ndim) to [0, ndim); a user error naming op otherwise.
 int64_t norm_axis(int64_t axis, int64_t ndim, const char* op);

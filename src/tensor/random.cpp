@@ -95,6 +95,17 @@ void Tensor::manual_seed(uint64_t seed) {
   rng().offset = 0;
 }
 
+RngPosition Tensor::rng_position() {
+  std::lock_guard lock(rng().mu);
+  return {rng().seed, rng().offset};
+}
+
+void Tensor::set_rng_position(const RngPosition& p) {
+  std::lock_guard lock(rng().mu);
+  rng().seed = p.seed;
+  rng().offset = p.offset;
+}
+
 Tensor Tensor::rand(const Shape& shape, DType dtype, const std::string& device) {
   LG_USER_CHECK(is_float(dtype), "rand: dtype must be a float, got ", name(dtype),
                 "; use randint for integers");

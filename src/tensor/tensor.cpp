@@ -15,12 +15,6 @@
 
 namespace lg {
 
-// What a Tensor handle points to. realize() swaps `node` for the buffer view of its value, for every
-// live tensor whose node was realized, so no later graph recomputes it.
-struct TensorState {
-  NodeRef node;
-};
-
 namespace {
 struct LiveTensors {
   std::mutex mu;
@@ -31,6 +25,15 @@ LiveTensors& live_tensors() {
   return *l;
 }
 }  // namespace
+
+std::vector<std::shared_ptr<TensorState>> detail::live_tensor_states() {
+  LiveTensors& l = live_tensors();
+  std::lock_guard lock(l.mu);
+  std::vector<std::shared_ptr<TensorState>> out;
+  for (const std::weak_ptr<TensorState>& w : l.all)
+    if (std::shared_ptr<TensorState> s = w.lock()) out.push_back(std::move(s));
+  return out;
+}
 
 Tensor::Tensor(NodeRef node) : state_(std::make_shared<TensorState>(TensorState{std::move(node)})) {
   LiveTensors& l = live_tensors();

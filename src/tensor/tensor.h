@@ -18,6 +18,9 @@
 namespace lg {
 
 struct TensorState;
+struct RngPosition {
+  uint64_t seed = 0, offset = 0;
+};
 
 class Tensor {
  public:
@@ -49,6 +52,10 @@ class Tensor {
   // Random tensors from a counter-based generator (Philox4x32-10): element i of the k-th random
   // tensor since manual_seed(s) depends only on (s, k, i), never on evaluation order or device.
   static void manual_seed(uint64_t seed);
+  // The generator's position (seed, elements drawn since manual_seed); restoring it makes the next
+  // random tensors the same as they were after the save (checkpoints use this).
+  static RngPosition rng_position();
+  static void set_rng_position(const RngPosition& p);
   static Tensor rand(const Shape& shape, DType dtype = dtypes::float32,
                      const std::string& device = "");  // [0, 1)
   static Tensor randn(const Shape& shape, DType dtype = dtypes::float32, const std::string& device = "");
@@ -164,6 +171,23 @@ class Tensor {
   Tensor one_hot(int64_t num_classes) const;  // integer tensor -> (..., num_classes) int32 of 0/1
   Tensor triu(int64_t diagonal = 0) const;    // last two axes
   Tensor tril(int64_t diagonal = 0) const;
+
+  // ---- autograd (rules in tensor/gradient.h; docs/autograd.md) ----
+  // Marks this tensor (every copy of the handle) as one whose gradient backward() fills.
+  Tensor& requires_grad(bool on);
+  bool requires_grad() const;
+  // The gradient accumulated by backward() (undefined before); set_grad(Tensor()) clears it.
+  Tensor grad() const;
+  void set_grad(const Tensor& g);
+  // For a one-element float loss: adds d(this)/dt to t.grad() for every live tensor t that requires
+  // grad and that this depends on. Call it before realizing the loss (realize swaps the loss's graph
+  // for its buffer); realize the loss and the gradients together to fuse forward and backward.
+  void backward() const;
+  // d(loss)/d(t) for each t (lazy; loss must have one element); a t that loss does not depend on is
+  // a user error. Does not touch grad().
+  static std::vector<Tensor> gradients(const Tensor& loss, const std::vector<Tensor>& wrt);
+  // The same value with no gradient flowing back through it.
+  Tensor detach() const;
 
   // ---- realization ----
   Tensor& realize();

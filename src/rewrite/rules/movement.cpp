@@ -60,6 +60,8 @@ const PatternMatcher& pm_movement_cleanup() {
          for (size_t i = 0; i < outer.size(); i++) p[i] = inner[outer[i]];
          return make(Op::PERMUTE, m.root()->dtype, {m["x"]}, p);
        }},
+      // DETACH only stops gradients (tensor/gradient.h); the value is x's
+      {"drop detach", Pat::op(Op::DETACH, {x}), [](const Match& m) { return m["x"]; }},
       // CONTIGUOUS of what already is contiguous in a buffer, or of a CONTIGUOUS
       {"contiguous of contiguous", Pat::op(Op::CONTIGUOUS, {x}),
        [](const Match& m) {

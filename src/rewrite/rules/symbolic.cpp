@@ -212,8 +212,9 @@ NodeRef move_const_across_lt(const Match& m) {
 NodeRef divide_lt_by_const(const Match& m) {
   const NodeRef& x = m["x"];
   DType t = x->dtype;
+  if (!is_int(t) || !has_bounds(t)) return {};  // before reading the constants: floats hold doubles
   Wide c1 = const_value(*m["c1"]), c2 = const_value(*m["c2"]);
-  if (!is_int(t) || !has_bounds(t) || c1 <= 0 || !fits(x->vmin * c1, x->vmax * c1, t)) return {};
+  if (c1 <= 0 || !fits(x->vmin * c1, x->vmax * c1, t)) return {};
   return lt(x, static_cast<int64_t>(-floor_div(-c2, c1)));
 }
 

@@ -1,0 +1,64 @@
+#pragma once
+// The C helpers every rendered CPU kernel starts with. They mirror ir/scalar.cpp and ir/dtype.cpp
+// exactly (16-bit float rounding, saturating float->int casts, NaN-propagating max, division by
+// zero giving 0), so compiled kernels compute what the interpreter computes.
+
+namespace lg {
+
+inline constexpr const char* kCPrelude = R"C(#include <stdint.h>
+#include <string.h>
+#include <math.h>
+typedef _Bool bool_t;
+static inline float lg_bits_f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+static inline uint32_t lg_f_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline double lg_bits_d(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
+static inline uint64_t lg_d_bits(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
+static inline float lg_bf16_to_f(uint16_t b) { return lg_bits_f((uint32_t)b << 16); }
+static inline uint16_t lg_f_to_bf16(float f) {
+  uint32_t u = lg_f_bits(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x0040u);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static inline float lg_f16_to_f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu;
+  if (exp == 0) { float v = (float)man * (1.0f / 16777216.0f); return sign ? -v : v; }
+  if (exp == 31) return lg_bits_f(sign | 0x7f800000u | (man << 13));
+  return lg_bits_f(sign | ((exp + 112u) << 23) | (man << 13));
+}
+static inline uint16_t lg_f_to_f16(float f) {
+  uint32_t u = lg_f_bits(f);
+  uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
+  uint32_t a = u & 0x7fffffffu;
+  if (a > 0x7f800000u) return sign | 0x7e00u;
+  if (a >= 0x477ff000u) return sign | 0x7c00u;
+  if (a < 0x38800000u) return sign | (uint16_t)nearbyintf(lg_bits_f(a) * 16777216.0f);
+  return sign | (uint16_t)((a + 0xfffu + ((a >> 13) & 1u) - 0x38000000u) >> 13);
+}
+static inline float lg_round_bf16(float x) { return lg_bf16_to_f(lg_f_to_bf16(x)); }
+static inline float lg_round_f16(float x) { return lg_f16_to_f(lg_f_to_f16(x)); }
+/* double -> float rounding to odd, so a second rounding to 16 bits is correct */
+static inline float lg_d_to_f_odd(double x) {
+  float f = (float)x;
+  if ((double)f == x || !isfinite(f) || (lg_f_bits(f) & 1u)) return f;
+  return nextafterf(f, x > f ? INFINITY : -INFINITY);
+}
+static inline float lg_maxf(float a, float b) { return (a != a || b != b) ? __builtin_nanf("") : (a < b ? b : a); }
+static inline double lg_maxd(double a, double b) { return (a != a || b != b) ? __builtin_nan("") : (a < b ? b : a); }
+static inline int64_t lg_d_to_i(double x, double lo, double hi, int64_t ilo, int64_t ihi) {
+  if (x != x) return 0;
+  double t = trunc(x);
+  return t <= lo ? ilo : t >= hi ? ihi : (int64_t)t;
+}
+static inline uint64_t lg_d_to_u64(double x) {
+  if (x != x) return 0;
+  double t = trunc(x);
+  return t <= 0 ? 0 : t >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)t;
+}
+/* division by 0 gives 0; signed x / -1 wraps instead of trapping */
+#define LG_IDIVS(a, b) ((b) == 0 ? 0 : (b) == -1 ? -(a) : (a) / (b))
+#define LG_MODS(a, b) ((b) == 0 || (b) == -1 ? 0 : (a) % (b))
+#define LG_IDIVU(a, b) ((b) == 0 ? 0 : (a) / (b))
+#define LG_MODU(a, b) ((b) == 0 ? 0 : (a) % (b))
+)C";
+
+}  // namespace lg

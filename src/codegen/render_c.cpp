@@ -1,0 +1,257 @@
+#include "codegen/render_c.h"
+
+#include <cmath>
+#include <cstdio>
+#include <unordered_map>
+
+#include "base/error.h"
+#include "codegen/c_prelude.h"
+
+namespace lg {
+namespace {
+
+bool is_half(DType t) { return t.scalar == Scalar::Float16 || t.scalar == Scalar::BFloat16; }
+
+// The C type a value of t is held in.
+const char* reg_type(DType t) {
+  switch (t.scalar) {
+    case Scalar::Bool: return "bool_t";
+    case Scalar::Int8: return "int8_t";
+    case Scalar::UInt8: return "uint8_t";
+    case Scalar::Int16: return "int16_t";
+    case Scalar::UInt16: return "uint16_t";
+    case Scalar::Int32: return "int32_t";
+    case Scalar::UInt32: return "uint32_t";
+    case Scalar::Int64: return "int64_t";
+    case Scalar::UInt64: return "uint64_t";
+    case Scalar::Float16: case Scalar::BFloat16: case Scalar::Float32: return "float";
+    case Scalar::Float64: return "double";
+    case Scalar::Void: break;
+  }
+  internal_error(__FILE__, __LINE__, "no C type for " + name(t));
+}
+
+// The C type an element of t is stored as.
+const char* mem_type(DType t) { return is_half(t) ? "uint16_t" : reg_type(t); }
+
+std::string float_literal(double v, DType t) {
+  bool dbl = t.scalar == Scalar::Float64;
+  if (std::isnan(v)) return dbl ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
+  if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (dbl ? "__builtin_inf()" : "__builtin_inff()");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a%s", v, dbl ? "" : "f");
+  return buf;
+}
+
+std::string literal(const Node& c) {
+  if (is_float(c.dtype)) return float_literal(std::get<double>(c.arg), c.dtype);
+  int64_t v = std::get<int64_t>(c.arg);
+  if (is_bool(c.dtype)) return v ? "1" : "0";
+  if (c.dtype.scalar == Scalar::UInt64) return std::to_string(static_cast<uint64_t>(v)) + "ull";
+  if (v == INT64_MIN) return "INT64_MIN";
+  return "((" + std::string(reg_type(c.dtype)) + ")" + std::to_string(v) + "ll)";
+}
+
+class CWriter {
+ public:
+  explicit CWriter(const LinearProgram& p) : p_(p) {}
+
+  std::string run() {
+    out_ = std::string(kCPrelude) + "/* " + p_.name + " */\nvoid lg_kernel(void** bufs, int64_t begin, int64_t end) {\n";
+    out_ += "  (void)begin; (void)end;\n";
+    for (size_t k = 0; k < p_.globals.size(); k++)
+      if (p_.globals[k].scalar != Scalar::Void)
+        out_ += str("  ", mem_type(p_.globals[k]), "* restrict data", k, " = (", mem_type(p_.globals[k]), "*)bufs[", k, "];\n");
+    parallel_ = parallel_extent(p_) > 0;
+    for (const NodeRef& n : p_.ops) emit(*n);
+    return out_ + "}\n";
+  }
+
+ private:
+  const LinearProgram& p_;
+  std::string out_;
+  int depth_ = 1;
+  bool parallel_ = false;
+  bool first_range_ = true;
+  std::unordered_map<const Node*, std::string> expr_;  // how to refer to each value
+  int next_ = 0;
+
+  const std::string& ref(const NodeRef& n) {
+    auto it = expr_.find(n.get());
+    LG_CHECK(it != expr_.end(), "C renderer: ", op_name(n->op), " used before it is defined");
+    return it->second;
+  }
+  void line(const std::string& s) { out_ += std::string(2 * depth_, ' ') + s + "\n"; }
+  void define(const Node& n, const std::string& value) {
+    std::string v = "v" + std::to_string(next_++);
+    line(str("const ", reg_type(n.dtype), " ", v, " = ", value, ";"));
+    expr_[&n] = v;
+  }
+  // A float op's result rounded to its 16-bit dtype, as the interpreter rounds it.
+  std::string rounded(DType t, const std::string& e) {
+    if (t.scalar == Scalar::BFloat16) return "lg_round_bf16(" + e + ")";
+    if (t.scalar == Scalar::Float16) return "lg_round_f16(" + e + ")";
+    return e;
+  }
+
+  void emit(const Node& n) {
+    switch (n.op) {
+      case Op::DEFINE_GLOBAL: expr_[&n] = str("data", n.get_arg<int64_t>()); return;
+      case Op::CONST: expr_[&n] = literal(n); return;
+      case Op::RANGE: return open_loop(n);
+      case Op::END: depth_--; line("}"); return;
+      case Op::INDEX: expr_[&n] = str(ref(n.src[0]), "[", ref(n.src[1]), "]"); return;
+      case Op::LOAD: return emit_load(n);
+      case Op::STORE: return emit_store(n);
+      case Op::DEFINE_ACC: {
+        std::string v = "acc" + std::to_string(next_++);
+        line(str(reg_type(n.dtype), " ", v, " = ", ref(n.src[0]), ";"));
+        expr_[&n] = v;
+        return;
+      }
+      case Op::ACCUMULATE:
+        line(str(ref(n.src[0]), " = ", ref(n.src[1]), ";"));
+        expr_[&n] = ref(n.src[0]);
+        return;
+      default: break;
+    }
+    LG_CHECK(is_alu(n.op), "C renderer cannot render ", op_name(n.op));
+    define(n, alu_expr(n));
+  }
+
+  void open_loop(const Node& r) {
+    std::string v = "r" + std::to_string(r.get_arg<RangeArg>().id);
+    expr_[&r] = v;
+    if (first_range_ && parallel_ && depth_ == 1) line(str("for (int64_t ", v, " = begin; ", v, " < end; ", v, "++) {"));
+    else line(str("for (int64_t ", v, " = 0; ", v, " < ", ref(r.src[0]), "; ", v, "++) {"));
+    first_range_ = false;
+    depth_++;
+  }
+
+  std::string from_memory(DType t, const std::string& e) {
+    if (t.scalar == Scalar::BFloat16) return "lg_bf16_to_f(" + e + ")";
+    if (t.scalar == Scalar::Float16) return "lg_f16_to_f(" + e + ")";
+    return e;
+  }
+  std::string to_memory(DType t, const std::string& e) {
+    if (t.scalar == Scalar::BFloat16) return "lg_f_to_bf16(" + e + ")";
+    if (t.scalar == Scalar::Float16) return "lg_f_to_f16(" + e + ")";
+    return e;
+  }
+
+  void emit_load(const Node& n) {
+    const Node& idx = *n.src[0];
+    std::string v = from_memory(n.dtype, ref(n.src[0]));
+    if (idx.src.size() == 3) v = str(ref(idx.src[2]), " ? ", v, " : 0");
+    define(n, v);
+  }
+
+  void emit_store(const Node& n) {
+    const Node& idx = *n.src[0];
+    std::string s = str(ref(n.src[0]), " = ", to_memory(n.src[1]->dtype, ref(n.src[1])), ";");
+    line(idx.src.size() == 3 ? str("if (", ref(idx.src[2]), ") ", s) : s);
+  }
+
+  std::string alu_expr(const Node& n);
+  std::string cast_expr(const Node& n);
+};
+
+std::string CWriter::cast_expr(const Node& n) {
+  DType from = n.src[0]->dtype, to = n.dtype;
+  const std::string& x = ref(n.src[0]);
+  if (is_bool(to)) return str("(", x, " != 0)");
+  if (is_float(from) && is_float(to)) {
+    if (to.scalar == Scalar::Float64) return str("(double)", x);
+    if (to.scalar == Scalar::Float32) return str("(float)", x);
+    return rounded(to, from.scalar == Scalar::Float64 ? str("lg_d_to_f_odd(", x, ")") : x);
+  }
+  if (is_float(from)) {
+    if (to.scalar == Scalar::UInt64) return str("lg_d_to_u64(", x, ")");
+    int64_t lo = int_dtype_min(to), hi = int_dtype_max(to);
+    return str("(", reg_type(to), ")lg_d_to_i(", x, ", ", float_literal(static_cast<double>(lo), dtypes::float64), ", ",
+               float_literal(static_cast<double>(hi), dtypes::float64), ", ", lo == INT64_MIN ? "INT64_MIN" : str(lo, "ll"),
+               ", ", hi, "ll)");
+  }
+  if (is_float(to)) {  // integer or bool source
+    if (to.scalar == Scalar::Float64) return str("(double)", x);
+    if (to.scalar == Scalar::Float32) return str("(float)", x);
+    return rounded(to, str("lg_d_to_f_odd((double)", x, ")"));
+  }
+  return str("(", reg_type(to), ")", x);
+}
+
+std::string CWriter::alu_expr(const Node& n) {
+  DType t = n.dtype, in = n.src[0]->dtype;
+  bool dbl = t.scalar == Scalar::Float64;
+  auto s = [&](int i) -> const std::string& { return ref(n.src[i]); };
+  auto fn = [&](const char* f) { return rounded(t, str(f, dbl ? "" : "f", "(", s(0), ")")); };
+  std::string T = reg_type(t);
+  int bits = bitsize(in.scalar);
+  switch (n.op) {
+    case Op::NEG: return is_float(t) ? str("-", s(0)) : str("(", T, ")(-", s(0), ")");
+    case Op::RECIPROCAL: return rounded(t, str(dbl ? "1.0" : "1.0f", " / ", s(0)));
+    case Op::SQRT: return fn("sqrt");
+    case Op::EXP2: return fn("exp2");
+    case Op::LOG2: return fn("log2");
+    case Op::SIN: return fn("sin");
+    case Op::TRUNC: return fn("trunc");
+    case Op::CAST: return cast_expr(n);
+    case Op::BITCAST: break;
+    case Op::ADD: return is_float(t) ? rounded(t, str(s(0), " + ", s(1))) : str("(", T, ")(", s(0), " + ", s(1), ")");
+    case Op::MUL: return is_float(t) ? rounded(t, str(s(0), " * ", s(1))) : str("(", T, ")(", s(0), " * ", s(1), ")");
+    case Op::IDIV: case Op::MOD: {
+      const Node& d = *n.src[1];
+      bool plain = d.is_const() && d.const_as_int() != 0 && (is_unsigned(t) || d.const_as_int() != -1);
+      const char* op = n.op == Op::IDIV ? "/" : "%";
+      if (plain) return str("(", T, ")(", s(0), " ", op, " ", s(1), ")");
+      return str("(", T, ")", n.op == Op::IDIV ? "LG_IDIV" : "LG_MOD", is_unsigned(t) ? "U(" : "S(", s(0), ", ", s(1), ")");
+    }
+    case Op::MAX:
+      if (is_float(t)) return str(dbl ? "lg_maxd(" : "lg_maxf(", s(0), ", ", s(1), ")");
+      return str("(", s(0), " < ", s(1), " ? ", s(1), " : ", s(0), ")");
+    case Op::CMPLT: return str("(", s(0), " < ", s(1), ")");
+    case Op::CMPNE: return str("(", s(0), " != ", s(1), ")");
+    case Op::CMPEQ: return str("(", s(0), " == ", s(1), ")");
+    case Op::AND: return str("(", T, ")(", s(0), " & ", s(1), ")");
+    case Op::OR: return str("(", T, ")(", s(0), " | ", s(1), ")");
+    case Op::XOR: return str("(", T, ")(", s(0), " ^ ", s(1), ")");
+    case Op::SHL: return str("(", T, ")((uint64_t)", s(0), " << (", s(1), " & ", bits - 1, "))");
+    case Op::SHR: return str("(", T, ")(", s(0), " >> (", s(1), " & ", bits - 1, "))");
+    case Op::WHERE: return str("(", s(0), " ? ", s(1), " : ", s(2), ")");
+    case Op::MULACC:
+      if (is_float(t)) return rounded(t, str(rounded(t, str(s(0), " * ", s(1))), " + ", s(2)));
+      return str("(", T, ")(", s(0), " * ", s(1), " + ", s(2), ")");
+    default: break;
+  }
+  LG_CHECK(n.op == Op::BITCAST, "C renderer: no expression for ", op_name(n.op));
+  // BITCAST: through the stored bit pattern.
+  auto bits_of = [&](DType d, const std::string& x) -> std::string {
+    if (d.scalar == Scalar::BFloat16) return "(uint64_t)lg_f_to_bf16(" + x + ")";
+    if (d.scalar == Scalar::Float16) return "(uint64_t)lg_f_to_f16(" + x + ")";
+    if (d.scalar == Scalar::Float32) return "(uint64_t)lg_f_bits(" + x + ")";
+    if (d.scalar == Scalar::Float64) return "lg_d_bits(" + x + ")";
+    return str("(uint64_t)(", mem_type(d), ")", x);
+  };
+  std::string b = bits_of(in, s(0));
+  if (t.scalar == Scalar::BFloat16) return "lg_bf16_to_f((uint16_t)" + b + ")";
+  if (t.scalar == Scalar::Float16) return "lg_f16_to_f((uint16_t)" + b + ")";
+  if (t.scalar == Scalar::Float32) return "lg_bits_f((uint32_t)" + b + ")";
+  if (t.scalar == Scalar::Float64) return "lg_bits_d(" + b + ")";
+  return str("(", T, ")", b);
+}
+
+}  // namespace
+
+int64_t parallel_extent(const LinearProgram& prog) {
+  for (const NodeRef& n : prog.ops) {
+    if (n->op == Op::DEFINE_GLOBAL || n->op == Op::CONST) continue;
+    if (n->op != Op::RANGE || !n->src[0]->is_const()) return 0;
+    AxisType t = n->get_arg<RangeArg>().type;
+    return t == AxisType::LOOP || t == AxisType::THREAD ? n->src[0]->const_as_int() : 0;
+  }
+  return 0;
+}
+
+std::string CRenderer::render(const LinearProgram& prog) const { return CWriter(prog).run(); }
+
+}  // namespace lg

@@ -1,0 +1,21 @@
+#pragma once
+// The C renderer (CPU). Every kernel becomes one C function
+//   void lg_kernel(void** bufs, int64_t begin, int64_t end)
+// where bufs[k] is DEFINE_GLOBAL slot k and [begin, end) is the part of the parallel loop (the
+// outermost loop, see parallel_extent) this call runs; a kernel with no such loop runs whole and
+// ignores the range. Values of 16-bit float dtypes live in float registers, rounded after every op
+// as the interpreter rounds them; memory holds their 16-bit patterns.
+#include "codegen/renderer.h"
+
+namespace lg {
+
+class CRenderer : public Renderer {
+ public:
+  std::string render(const LinearProgram& prog) const override;
+};
+
+// Trip count of the loop the C kernel splits across threads: the outermost loop when it is an
+// output (LOOP) range with a constant bound; 0 when the kernel has none.
+int64_t parallel_extent(const LinearProgram& prog);
+
+}  // namespace lg

@@ -1,0 +1,31 @@
+#include "nn/init.h"
+
+#include <cmath>
+
+#include "base/error.h"
+
+namespace lg::nn::init {
+
+// A realized copy of t in a buffer of its own (a constant's expand has no buffer to assign into).
+static Tensor materialize(const Tensor& t) { return t.contiguous().realize(); }
+
+Tensor normal(const Shape& shape, double std, DType dtype, const std::string& device) {
+  LG_USER_CHECK(std >= 0, "init::normal: std must be >= 0, got ", std);
+  Tensor r = Tensor::randn(shape, dtypes::float32, device);
+  return materialize((r * std).cast(dtype));
+}
+
+Tensor scaled_normal(const Shape& shape, double std, int64_t num_layers, DType dtype,
+                     const std::string& device) {
+  LG_USER_CHECK(num_layers > 0, "init::scaled_normal: num_layers must be positive, got ", num_layers);
+  return normal(shape, std / std::sqrt(2.0 * static_cast<double>(num_layers)), dtype, device);
+}
+
+Tensor zeros(const Shape& shape, DType dtype, const std::string& device) {
+  return materialize(Tensor::zeros(shape, dtype, device));
+}
+Tensor ones(const Shape& shape, DType dtype, const std::string& device) {
+  return materialize(Tensor::ones(shape, dtype, device));
+}
+
+}  // namespace lg::nn::init

@@ -1,0 +1,152 @@
+#include "runtime/cpu.h"
+
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "base/config.h"
+#include "base/error.h"
+#include "codegen/render_c.h"
+#include "runtime/thread_pool.h"
+
+namespace lg {
+namespace {
+
+std::atomic<size_t> compiles{0};
+
+class HostAllocator : public Allocator {
+ public:
+  void* alloc(size_t bytes) override {
+    void* p = nullptr;
+    LG_CHECK(posix_memalign(&p, 64, bytes == 0 ? 64 : bytes) == 0, "out of host memory allocating ", bytes, " bytes");
+    std::memset(p, 0, bytes);
+    return p;
+  }
+  void free(void* p, size_t) override { std::free(p); }
+  void copy_in(void* dst, const void* host, size_t bytes) override { std::memcpy(dst, host, bytes); }
+  void copy_out(void* host, const void* src, size_t bytes) override { std::memcpy(host, src, bytes); }
+};
+
+bool on_path(const std::string& exe) {
+  return std::system(("command -v " + exe + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// clang (or gcc) from the command line; flags keep IEEE semantics (no contraction into FMA, no
+// fast-math) so results match the interpreter, and -fwrapv makes signed overflow wrap as the IR says.
+class CCompiler : public Compiler {
+ public:
+  CCompiler() {
+    cc_ = !config().cc.empty() ? config().cc : on_path("clang") ? "clang" : "gcc";
+    flags_ = "-O2 -march=native -std=c11 -fPIC -shared -ffp-contract=off -fwrapv -fno-math-errno -fno-strict-aliasing";
+    if (config().debug >= 1) std::fprintf(stderr, "CPU compiler: %s %s\n", cc_.c_str(), flags_.c_str());
+  }
+
+  std::string key() const override { return cc_ + " " + flags_ + " " + version(); }
+
+  std::vector<uint8_t> compile(const std::string& source) const override {
+    char dir[] = "/tmp/lazygrad-cc-XXXXXX";
+    LG_CHECK(mkdtemp(dir) != nullptr, "cannot create a temporary folder for the C compiler");
+    std::string d = dir, src = d + "/kernel.c", so = d + "/kernel.so", err = d + "/err.txt";
+    std::ofstream(src) << source;
+    std::string cmd = cc_ + " " + flags_ + " " + src + " -o " + so + " -lm 2> " + err;
+    int rc = std::system(cmd.c_str());
+    std::string so_bytes = rc == 0 ? read_file(so) : "", msg = read_file(err);
+    std::system(("rm -rf " + d).c_str());
+    compiles++;
+    if (rc != 0)
+      internal_error(__FILE__, __LINE__, str("C compiler failed (", cmd, "):\n", msg, "\n--- source ---\n", source));
+    return {so_bytes.begin(), so_bytes.end()};
+  }
+
+ private:
+  std::string cc_, flags_;
+  std::string version() const {
+    static std::string v = [this] {
+      FILE* p = popen((cc_ + " --version 2>&1").c_str(), "r");
+      std::string out;
+      char buf[256];
+      if (p) {
+        if (fgets(buf, sizeof buf, p)) out = buf;
+        pclose(p);
+      }
+      return out;
+    }();
+    return v;
+  }
+};
+
+using KernelFn = void (*)(void**, int64_t, int64_t);
+
+class CpuProgram : public Program {
+ public:
+  CpuProgram(const LinearProgram& prog, const std::vector<uint8_t>& so) : name_(prog.name), extent_(parallel_extent(prog)) {
+    // Load the shared object from an in-memory file: nothing to clean up on disk. The file stays
+    // open while the program lives: the dynamic loader knows a library by its path, and a reused
+    // /proc/self/fd/N would hand back the kernel loaded under that name before.
+    fd_ = memfd_create("lg_kernel", MFD_CLOEXEC);
+    LG_CHECK(fd_ >= 0, "memfd_create failed for kernel ", name_);
+    LG_CHECK(write(fd_, so.data(), so.size()) == static_cast<ssize_t>(so.size()), "cannot write kernel ", name_);
+    std::string path = "/proc/self/fd/" + std::to_string(fd_);
+    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    LG_CHECK(handle_ != nullptr, "dlopen of kernel ", name_, " failed: ", dlerror());
+    fn_ = reinterpret_cast<KernelFn>(dlsym(handle_, "lg_kernel"));
+    LG_CHECK(fn_ != nullptr, "kernel ", name_, " has no lg_kernel symbol");
+  }
+  ~CpuProgram() override {
+    dlclose(handle_);
+    close(fd_);
+  }
+
+  void run(const KernelArgs& args) override {
+    void** bufs = const_cast<void**>(args.buffers.data());
+    if (extent_ <= 1) return fn_(bufs, 0, extent_);
+    parallel_for(extent_, [&](int64_t b, int64_t e) { fn_(bufs, b, e); });
+  }
+
+ private:
+  std::string name_;
+  int64_t extent_;
+  int fd_ = -1;
+  void* handle_ = nullptr;
+  KernelFn fn_ = nullptr;
+};
+
+class CpuDevice : public Device {
+ public:
+  explicit CpuDevice(std::string name) : name_(std::move(name)) {}
+  const std::string& name() const override { return name_; }
+  Allocator& allocator() override { return alloc_; }
+  const Renderer* renderer() const override { return &renderer_; }
+  const Compiler* compiler() const override { return &compiler_; }
+  std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>& binary) override {
+    return std::make_unique<CpuProgram>(prog, binary);
+  }
+
+ private:
+  std::string name_;
+  HostAllocator alloc_;
+  CRenderer renderer_;
+  CCompiler compiler_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_cpu_device(const std::string& name) { return std::make_unique<CpuDevice>(name); }
+
+size_t cpu_compiles() { return compiles.load(); }
+
+}  // namespace lg

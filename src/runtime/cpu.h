@@ -1,0 +1,17 @@
+#pragma once
+// CPU: kernels rendered as C (codegen/render_c.h), compiled by clang (or gcc, or $CC) into a shared
+// object, loaded with dlopen from memory, and run on the thread pool split over their outer loop.
+// Compiled objects go through the disk cache (runtime/disk_cache.h), keyed by source and compiler.
+#include <memory>
+#include <string>
+
+#include "runtime/device.h"
+
+namespace lg {
+
+std::unique_ptr<Device> make_cpu_device(const std::string& name);
+
+// Number of times the C compiler ran in this process (cache misses).
+size_t cpu_compiles();
+
+}  // namespace lg

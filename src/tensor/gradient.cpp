@@ -1,0 +1,247 @@
+// The gradient rules of every differentiable tensor-stage op, and the reverse walk that applies them.
+// Notation in the comments: ret = the matched node, g = the gradient of ret, x/a/b its sources.
+#include "tensor/gradient.h"
+
+#include <numbers>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "base/error.h"
+#include "ir/graph.h"
+#include "tensor/internal.h"
+
+namespace lg {
+namespace {
+
+using Grads = std::vector<Tensor>;  // one per source; an undefined Tensor means no gradient
+
+Tensor grad_of(const Match& m) { return Tensor(m.ctx<GradCtx>().grad); }
+Tensor src_of(const Match& m, size_t i) { return Tensor(m.root()->src[i]); }
+
+NodeRef pack(const Grads& gs) {
+  std::vector<NodeRef> src;
+  for (const Tensor& g : gs) src.push_back(g.defined() ? g.node() : no_gradient());
+  return make(Op::SINK, dtypes::void_, std::move(src));
+}
+
+// A rule from a function of (ret, g) to the gradients of ret's sources.
+Rule grad_rule(const char* name, Pat pat, Grads (*f)(const Match&, const Tensor& ret, const Tensor& g)) {
+  return Rule{name, std::move(pat), [f](const Match& m) { return pack(f(m, Tensor(m.root()), grad_of(m))); }};
+}
+
+// Sum of t over `axes` keeping them as size-1 axes; 16-bit floats accumulate in float32.
+Tensor sum_keep(const Tensor& t, const std::vector<int64_t>& axes) {
+  if (axes.empty()) return t;
+  bool narrow = t.dtype() == dtypes::float16 || t.dtype() == dtypes::bfloat16;
+  Tensor acc = narrow ? t.cast(dtypes::float32) : t;
+  return detail::reduce_raw(acc, Op::ADD, axes, true, "gradient").cast(t.dtype());
+}
+
+// ---- elementwise ----
+Grads add_grad(const Match&, const Tensor&, const Tensor& g) { return {g, g}; }
+Grads mul_grad(const Match& m, const Tensor&, const Tensor& g) {
+  return {g * src_of(m, 1), g * src_of(m, 0)};
+}
+Grads neg_grad(const Match&, const Tensor&, const Tensor& g) { return {g.neg()}; }
+// d(1/x) = -1/x^2 = -ret^2
+Grads reciprocal_grad(const Match&, const Tensor& ret, const Tensor& g) { return {g.neg() * ret * ret}; }
+// d sqrt(x) = 1/(2 sqrt x)
+Grads sqrt_grad(const Match&, const Tensor& ret, const Tensor& g) { return {g * (ret * 2).reciprocal()}; }
+// d 2^x = 2^x ln 2
+Grads exp2_grad(const Match&, const Tensor& ret, const Tensor& g) { return {g * ret * std::numbers::ln2}; }
+// d log2 x = 1/(x ln 2)
+Grads log2_grad(const Match& m, const Tensor&, const Tensor& g) {
+  return {g * (src_of(m, 0) * std::numbers::ln2).reciprocal()};
+}
+// d sin x = cos x = sin(pi/2 - x)
+Grads sin_grad(const Match& m, const Tensor&, const Tensor& g) {
+  Tensor x = src_of(m, 0);
+  return {g * (x.scalar_like(std::numbers::pi / 2) - x).sin()};
+}
+// Between floats the gradient is cast back to the source dtype; from an integer or bool source there
+// is none (the walk never sends gradients into non-float nodes).
+Grads cast_grad(const Match& m, const Tensor& ret, const Tensor& g) {
+  Tensor x = src_of(m, 0);
+  if (!is_float(x.dtype()) || !is_float(ret.dtype())) return {Tensor()};
+  return {g.cast(x.dtype())};
+}
+// MAX: the larger source takes the gradient; on a tie (a == b) each source takes half, as tinygrad
+// does, so the two halves sum to g and max(x, x) has gradient 1 with respect to x.
+Grads max_grad(const Match& m, const Tensor&, const Tensor& g) {
+  Tensor a = src_of(m, 0), b = src_of(m, 1);
+  Tensor zero = g.scalar_like(0), half = g * 0.5;
+  Tensor tie = a.eq(b).where(half, zero);
+  return {a.gt(b).where(g, tie), b.gt(a).where(g, tie)};
+}
+// WHERE(c, a, b): the condition gets none; a gets g where c holds, b where it does not.
+Grads where_grad(const Match& m, const Tensor&, const Tensor& g) {
+  Tensor c = src_of(m, 0), zero = g.scalar_like(0);
+  return {Tensor(), c.where(g, zero), c.where(zero, g)};
+}
+
+// ---- movement: the gradient is the inverse view, or a sum for EXPAND ----
+Grads reshape_grad(const Match& m, const Tensor&, const Tensor& g) {
+  return {g.reshape(src_of(m, 0).shape())};
+}
+Grads permute_grad(const Match& m, const Tensor&, const Tensor& g) {
+  const Shape& order = m.root()->get_arg<Shape>();
+  std::vector<int64_t> inverse(order.size());
+  for (size_t i = 0; i < order.size(); i++) inverse[order[i]] = static_cast<int64_t>(i);
+  return {g.permute(inverse)};
+}
+// EXPAND broadcasts size-1 axes: their gradient is the sum over the broadcast copies.
+Grads expand_grad(const Match& m, const Tensor& ret, const Tensor& g) {
+  const Shape& in = src_of(m, 0).shape();
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < in.size(); i++)
+    if (in[i] != ret.shape()[i]) axes.push_back(static_cast<int64_t>(i));
+  return {sum_keep(g, axes)};
+}
+Grads pad_grad(const Match& m, const Tensor&, const Tensor& g) {
+  const Pairs& pads = m.root()->get_arg<Pairs>();
+  const Shape& in = src_of(m, 0).shape();
+  Pairs keep;
+  for (size_t i = 0; i < pads.size(); i++) keep.emplace_back(pads[i].first, pads[i].first + in[i]);
+  return {g.shrink(keep)};
+}
+Grads shrink_grad(const Match& m, const Tensor&, const Tensor& g) {
+  const Pairs& ranges = m.root()->get_arg<Pairs>();
+  const Shape& in = src_of(m, 0).shape();
+  Pairs pads;
+  for (size_t i = 0; i < ranges.size(); i++) pads.emplace_back(ranges[i].first, in[i] - ranges[i].second);
+  return {g.pad(pads)};
+}
+Grads flip_grad(const Match& m, const Tensor&, const Tensor& g) {
+  const Shape& flags = m.root()->get_arg<Shape>();
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < flags.size(); i++)
+    if (flags[i]) axes.push_back(static_cast<int64_t>(i));
+  return {g.flip(axes)};
+}
+
+// ---- reductions: ret keeps the folded axes as size 1, so g expands back to the source shape ----
+Grads reduce_grad(const Match& m, const Tensor& ret, const Tensor& g) {
+  const ReduceArg& r = m.root()->get_arg<ReduceArg>();
+  Tensor x = src_of(m, 0);
+  Tensor ge = g.expand(x.shape());
+  if (r.op == Op::ADD) return {ge};
+  if (r.op == Op::MAX) {
+    // Every position equal to the maximum shares g equally (ties split, as for binary MAX).
+    Tensor hit = x.eq(ret.expand(x.shape())).cast(g.dtype());
+    return {hit * ge / sum_keep(hit, r.axes).expand(x.shape())};
+  }
+  LG_CHECK(r.op == Op::MUL, "REDUCE_AXIS with ", op_name(r.op));
+  // d prod / d x_i = prod / x_i: exact for nonzero x; a zero element gives NaN/inf (as tinygrad).
+  return {ge * ret.expand(x.shape()) / x};
+}
+
+Grads identity_grad(const Match&, const Tensor&, const Tensor& g) { return {g}; }
+// COPY(x, DEVICE): the gradient goes back to x's device; the DEVICE source gets none.
+Grads copy_grad(const Match& m, const Tensor&, const Tensor& g) {
+  return {g.to(src_of(m, 0).device()), Tensor()};
+}
+// Piecewise-constant and integer ops, DETACH, and the leaves (BUFFER, CONST and IOTA have only a
+// DEVICE source): no gradient to any source.
+Grads none_grad(const Match& m, const Tensor&, const Tensor&) { return Grads(m.root()->src.size()); }
+
+PatternMatcher make_pm_gradient() {
+  OpSet none = op_set({Op::CMPLT, Op::CMPNE, Op::CMPEQ, Op::IDIV, Op::MOD, Op::AND, Op::OR, Op::XOR, Op::SHL,
+                       Op::SHR, Op::TRUNC, Op::BITCAST, Op::DETACH, Op::BUFFER, Op::CONST, Op::IOTA});
+  return PatternMatcher({
+      grad_rule("add", Pat::op(Op::ADD), add_grad),
+      grad_rule("mul", Pat::op(Op::MUL), mul_grad),
+      grad_rule("neg", Pat::op(Op::NEG), neg_grad),
+      grad_rule("reciprocal", Pat::op(Op::RECIPROCAL), reciprocal_grad),
+      grad_rule("sqrt", Pat::op(Op::SQRT), sqrt_grad),
+      grad_rule("exp2", Pat::op(Op::EXP2), exp2_grad),
+      grad_rule("log2", Pat::op(Op::LOG2), log2_grad),
+      grad_rule("sin", Pat::op(Op::SIN), sin_grad),
+      grad_rule("cast", Pat::op(Op::CAST), cast_grad),
+      grad_rule("max", Pat::op(Op::MAX), max_grad),
+      grad_rule("where", Pat::op(Op::WHERE), where_grad),
+      grad_rule("reshape", Pat::op(Op::RESHAPE), reshape_grad),
+      grad_rule("permute", Pat::op(Op::PERMUTE), permute_grad),
+      grad_rule("expand", Pat::op(Op::EXPAND), expand_grad),
+      grad_rule("pad", Pat::op(Op::PAD), pad_grad),
+      grad_rule("shrink", Pat::op(Op::SHRINK), shrink_grad),
+      grad_rule("flip", Pat::op(Op::FLIP), flip_grad),
+      grad_rule("reduce_axis", Pat::op(Op::REDUCE_AXIS), reduce_grad),
+      grad_rule("contiguous", Pat::op(Op::CONTIGUOUS), identity_grad),
+      grad_rule("copy", Pat::op(Op::COPY), copy_grad),
+      grad_rule("not differentiable", Pat::ops(none), none_grad),
+  });
+}
+
+}  // namespace
+
+const PatternMatcher& pm_gradient() {
+  static const PatternMatcher pm = make_pm_gradient();
+  return pm;
+}
+
+const NodeRef& no_gradient() {
+  static const NodeRef* none = new NodeRef(make(Op::SINK, dtypes::void_, {}));
+  return *none;
+}
+
+namespace {
+
+// in_path[i]: order[i] is a target or depends on one; only those nodes need gradients.
+std::vector<bool> nodes_on_path(const std::vector<const Node*>& order, const std::vector<NodeRef>& targets) {
+  std::unordered_set<const Node*> target_set;
+  for (const NodeRef& t : targets) target_set.insert(t.get());
+  std::unordered_map<const Node*, bool> on;
+  std::vector<bool> out(order.size());
+  for (size_t i = 0; i < order.size(); i++) {
+    bool hit = target_set.count(order[i]) > 0;
+    for (const NodeRef& s : order[i]->src) hit = hit || on[s.get()];
+    on[order[i]] = out[i] = hit;
+  }
+  return out;
+}
+
+// The gradients of n's sources, from the rule matching n.
+std::vector<NodeRef> source_grads(const Node* n, const NodeRef& g) {
+  GradCtx ctx{g};
+  std::any any_ctx = &ctx;
+  NodeRef r = pm_gradient().rewrite(NodeRef::share(n), &any_ctx);
+  LG_USER_CHECK(r, "gradient: no gradient rule for ", op_name(n->op),
+                " on the path from the loss to a tensor that requires grad; detach() that input");
+  LG_CHECK(r->op == Op::SINK && r->src.size() == n->src.size(), "gradient rule for ", op_name(n->op),
+           " returned ", r->src.size(), " gradients for ", n->src.size(), " sources");
+  return r->src;
+}
+
+}  // namespace
+
+std::vector<NodeRef> compute_gradient(const NodeRef& root, const NodeRef& root_grad,
+                                      const std::vector<NodeRef>& targets) {
+  LG_CHECK(root_grad->shape == root->shape && root_grad->dtype == root->dtype, "root gradient is ",
+           name(root_grad->dtype), " ", detail::shape_str(root_grad->shape), " for a root of ",
+           name(root->dtype), " ", detail::shape_str(root->shape));
+  std::vector<const Node*> order = toposort(root);
+  std::vector<bool> on_path = nodes_on_path(order, targets);
+  std::unordered_map<const Node*, NodeRef> grads{{root.get(), root_grad}};
+  for (size_t k = order.size(); k-- > 0;) {
+    const Node* n = order[k];
+    auto it = grads.find(n);
+    if (!on_path[k] || it == grads.end() || n->src.empty()) continue;
+    std::vector<NodeRef> gs = source_grads(n, it->second);
+    for (size_t i = 0; i < gs.size(); i++) {
+      const Node* s = n->src[i].get();
+      if (gs[i] == no_gradient() || !is_float(s->dtype)) continue;
+      LG_CHECK(gs[i]->shape == s->shape && gs[i]->dtype == s->dtype, "gradient rule for ", op_name(n->op),
+               " gave source ", i, " a gradient of the wrong shape or dtype");
+      auto [at, fresh] = grads.try_emplace(s, gs[i]);
+      if (!fresh) at->second = alu(Op::ADD, at->second, gs[i]);  // sum over every user of s
+    }
+  }
+  std::vector<NodeRef> out;
+  for (const NodeRef& t : targets) {
+    auto it = grads.find(t.get());
+    out.push_back(it == grads.end() ? NodeRef{} : it->second);
+  }
+  return out;
+}
+
+}  // namespace lg
