@@ -38,7 +38,10 @@ RangeSet acc_ranges(const Node* acc) {
 class Linearizer {
  public:
   explicit Linearizer(const NodeRef& kernel) : kernel_(kernel) {
-    for (const Node* n : toposort(kernel)) live_[n] = live_ranges(n);
+    for (const Node* n : toposort(kernel)) {
+      live_[n] = live_ranges(n);
+      if (n->op == Op::ACCUMULATE) accumulates_.push_back(n);
+    }
   }
 
   LinearProgram run(const std::string& name) {
@@ -55,12 +58,12 @@ class Linearizer {
       p.globals[slot] = g->dtype.base();
       push(g);
     }
-    for (const NodeRef& store : kernel_->src) {
-      RangeSet outer = live_.at(store.get());
-      for (const Node* r : outer) open(r);
-      emit(store.get());
-      for (size_t i = outer.size(); i-- > 0;) close(outer[i]);
-    }
+    // One nest of output loops holds every store (UPCAST copies share their accumulators' values).
+    RangeSet outer;
+    for (const NodeRef& store : kernel_->src) outer = merge(outer, live_.at(store.get()));
+    for (const Node* r : outer) open(r);
+    for (const NodeRef& store : kernel_->src) emit(store.get());
+    for (size_t i = outer.size(); i-- > 0;) close(outer[i]);
     p.ops = std::move(out_);
     return p;
   }
@@ -71,6 +74,7 @@ class Linearizer {
   std::unordered_set<const Node*> emitted_;
   RangeSet open_;
   std::vector<NodeRef> out_;
+  std::vector<const Node*> accumulates_;  // in topological order
 
   RangeSet live_ranges(const Node* n) {
     if (n->op == Op::RANGE) return merge({n}, live_.at(n->src[0].get()));
@@ -114,20 +118,45 @@ class Linearizer {
     push(n);
   }
 
-  // acc loops: hoist what does not depend on them, DEFINE_ACC, open, the update, ACCUMULATE, close.
+  // Accumulators over the same loops (copies made by UPCAST) share one loop nest: hoist what does
+  // not depend on the loops, set every DEFINE_ACC, open the loops, update all, close.
   void emit_accumulate(const Node* a) {
-    const Node* acc = a->src[0].get();
-    NodeRef update = a->src[1];
-    for (const Node* n : toposort(update))
-      if (!emitted_.count(n) && n != acc && n->op != Op::DEFINE_ACC && n->op != Op::RANGE && placeable(n))
-        emit(n);
-    emit(acc->src[0].get());
-    push(acc);
-    RangeSet loops = acc_ranges(acc);
+    std::vector<const Node*> group = accumulate_group(a);
+    RangeSet loops = acc_ranges(group[0]->src[0].get());
+    for (const Node* g : group)
+      for (const Node* n : toposort(g->src[1]))
+        if (!emitted_.count(n) && n->op != Op::DEFINE_ACC && n->op != Op::RANGE && placeable(n))
+          emit(n);
+    for (const Node* g : group) {
+      const Node* acc = g->src[0].get();
+      emit(acc->src[0].get());
+      push(acc);
+    }
     for (const Node* r : loops) open(r);
-    emit(update.get());
-    push(a);
+    for (const Node* g : group) emit(g->src[1].get());
+    for (const Node* g : group) push(g);
     for (size_t i = loops.size(); i-- > 0;) close(loops[i]);
+  }
+
+  // a, and the other pending accumulators over the same loops that can be placed here and do not
+  // read one another.
+  std::vector<const Node*> accumulate_group(const Node* a) {
+    std::vector<const Node*> group{a};
+    RangeSet loops = acc_ranges(a->src[0].get());
+    for (const Node* b : accumulates_) {
+      if (b == a || emitted_.count(b) || acc_ranges(b->src[0].get()) != loops || !placeable(b)) continue;
+      bool independent = true;
+      for (const Node* g : group)
+        independent = independent && !reaches(b->src[1].get(), g) && !reaches(g->src[1].get(), b);
+      if (independent) group.push_back(b);
+    }
+    return group;
+  }
+
+  bool reaches(const Node* from, const Node* target) {
+    for (const Node* n : toposort(NodeRef::share(from)))
+      if (n == target) return true;
+    return false;
   }
 };
 

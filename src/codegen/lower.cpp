@@ -4,6 +4,7 @@
 #include "base/error.h"
 #include "codegen/linearize.h"
 #include "codegen/lower_reduce.h"
+#include "codegen/opt.h"
 #include "codegen/program.h"
 #include "ir/graph.h"
 #include "rewrite/rewrite.h"
@@ -13,11 +14,16 @@
 namespace lg {
 
 // The codegen pipeline, one named step per line.
-LinearProgram lower_kernel(const NodeRef& ast, const std::string& name) {
+LinearProgram lower_kernel(const NodeRef& ast, const std::string& name, const std::vector<Opt>& opts) {
   NodeRef k = ast;
   // Movement ops left index arithmetic like (r0*12 + r1) / 12: fold it before anything reads it.
   k = rewrite(k, pm_symbolic(), {.name = "initial symbolic"});
-  // (Optimizations as Opt lists apply here: they reshape the RANGEs of the simplified kernel.)
+  // The schedule as data: split and retype RANGEs (heuristic, BEAM or none).
+  if (config().debug >= 3 && !opts.empty()) std::fprintf(stderr, "opts %s: %s\n", name.c_str(), to_string(opts).c_str());
+  k = apply_opts(k, opts);
+  // UPCAST/UNROLL ranges become copies of the code that uses them; fold the constants they left.
+  k = expand_upcasts(k);
+  k = rewrite(k, pm_symbolic(), {.name = "expanded symbolic"});
   // REDUCE becomes an accumulator: DEFINE_ACC before the loops, ACCUMULATE inside.
   k = lower_reduce(k);
   verify_stage(k, program_spec(), "after lower reduce");

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/opt.h"
 #include "ir/node.h"
 
 namespace lg {
@@ -21,7 +22,8 @@ struct LinearProgram {
 
 // Lowers one kernel AST (kernel stage, from the scheduler) to a linear program through the named
 // passes of the codegen pipeline (see lower.cpp). DEBUG=5 prints the graph after each pass.
-LinearProgram lower_kernel(const NodeRef& ast, const std::string& name);
+// opts: the optimization list to apply (codegen/opt.h); illegal ones throw OptError.
+LinearProgram lower_kernel(const NodeRef& ast, const std::string& name, const std::vector<Opt>& opts = {});
 
 // The program stage (after "lower reduce") and the checks on a linear program.
 const struct Spec& program_spec();

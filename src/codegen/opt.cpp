@@ -1,0 +1,164 @@
+#include "codegen/opt.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "base/error.h"
+#include "ir/build.h"
+#include "ir/graph.h"
+#include "ir/scalar.h"
+#include "rewrite/rewrite.h"
+
+namespace lg {
+
+static const char* kind_name(OptKind k) {
+  switch (k) {
+    case OptKind::UPCAST: return "UPCAST";
+    case OptKind::UNROLL: return "UNROLL";
+    case OptKind::LOCAL: return "LOCAL";
+    case OptKind::GROUP: return "GROUP";
+    case OptKind::PADTO: return "PADTO";
+    case OptKind::THREAD: return "THREAD";
+  }
+  return "?";
+}
+
+std::string to_string(const Opt& o) { return str(kind_name(o.kind), "(", o.axis, ",", o.amount, ")"); }
+
+std::string to_string(const std::vector<Opt>& opts) {
+  std::string s = "[";
+  for (size_t i = 0; i < opts.size(); i++) s += (i ? ", " : "") + to_string(opts[i]);
+  return s + "]";
+}
+
+static int64_t rid(const Node* r) { return r->get_arg<RangeArg>().id; }
+static AxisType rtype(const Node* r) { return r->get_arg<RangeArg>().type; }
+static int64_t rsize(const Node* r) { return r->src[0]->const_as_int(); }
+
+static std::vector<const Node*> all_ranges(const NodeRef& ast) {
+  std::vector<const Node*> rs;
+  for (const Node* n : toposort(ast))
+    if (n->op == Op::RANGE) rs.push_back(n);
+  std::sort(rs.begin(), rs.end(), [](const Node* a, const Node* b) { return rid(a) < rid(b); });
+  return rs;
+}
+
+std::vector<NodeRef> kernel_axes(const NodeRef& ast) {
+  std::vector<NodeRef> axes;
+  for (const Node* r : all_ranges(ast)) {
+    AxisType t = rtype(r);
+    if ((t == AxisType::LOOP || t == AxisType::THREAD || t == AxisType::REDUCE) && r->src[0]->is_const()) axes.push_back(NodeRef::share(r));
+  }
+  std::stable_partition(axes.begin(), axes.end(), [](const NodeRef& r) { return rtype(r.get()) != AxisType::REDUCE; });
+  return axes;
+}
+
+NodeRef substitute(const NodeRef& root, const std::vector<std::pair<NodeRef, NodeRef>>& with) {
+  std::unordered_map<const Node*, NodeRef> map;
+  for (auto& [from, to] : with) map[from.get()] = to;
+  PatternMatcher pm({{"substitute", Pat::any().where([&](const Node& n) { return map.count(&n) > 0; }),
+                      [&](const Match& m) { return map.at(m.root().get()); }}});
+  return rewrite(root, pm, {.name = "substitute", .top_down = true});
+}
+
+// REDUCE nodes list their ranges as sources; replace range r there by `rs` (in order).
+static NodeRef replace_reduce_range(const NodeRef& ast, const Node* r, const std::vector<NodeRef>& rs) {
+  PatternMatcher pm({{"reduce ranges", Pat::op(Op::REDUCE), [&](const Match& m) -> NodeRef {
+                        const NodeRef& red = m.root();
+                        auto it = std::find(red->src.begin() + 1, red->src.end(), r);
+                        if (it == red->src.end()) return {};
+                        std::vector<NodeRef> src(red->src.begin(), it);
+                        src.insert(src.end(), rs.begin(), rs.end());
+                        src.insert(src.end(), it + 1, red->src.end());
+                        return make(Op::REDUCE, red->dtype, std::move(src), red->arg);
+                      }}});
+  return rewrite(ast, pm, {.name = "replace reduce range"});
+}
+
+// r (size n) -> outer (n/amount, r's id and type) * amount + inner (amount, a new id, type t).
+static NodeRef split(const NodeRef& ast, const NodeRef& r, int64_t amount, AxisType inner_type, int64_t inner_id) {
+  int64_t n = rsize(r.get());
+  if (amount <= 1 || n % amount != 0) throw OptError(str("amount ", amount, " does not divide axis of size ", n));
+  NodeRef outer = range(n / amount, rid(r.get()), rtype(r.get()));
+  NodeRef inner = range(amount, inner_id, inner_type);
+  NodeRef k = replace_reduce_range(ast, r.get(), {outer, inner});
+  return substitute(k, {{r, outer * amount + inner}});
+}
+
+static NodeRef pad_axis(const NodeRef& ast, const NodeRef& r, int64_t amount) {
+  int64_t n = rsize(r.get()), padded = (n + amount - 1) / amount * amount;
+  if (amount <= 1 || padded == n) throw OptError("PADTO changes nothing");
+  NodeRef r2 = range(padded, rid(r.get()), rtype(r.get()));
+  NodeRef valid = lt(r2, n);
+  auto depends = [&](const NodeRef& x) {
+    for (const Node* y : toposort(x))
+      if (y == r2.get()) return true;
+    return false;
+  };
+  PatternMatcher pm({
+      {"mask index", Pat::op(Op::INDEX), [&](const Match& m) -> NodeRef {
+         const NodeRef& idx = m.root();
+         if (!depends(idx->src[1]) || (idx->src.size() == 3 && idx->src[2] == valid)) return {};
+         if (idx->src.size() == 3 && idx->src[2]->op == Op::AND && (idx->src[2]->src[0] == valid || idx->src[2]->src[1] == valid)) return {};
+         NodeRef gate = idx->src.size() == 3 ? logical_and(idx->src[2], valid) : valid;
+         return make(Op::INDEX, idx->dtype, {idx->src[0], idx->src[1], gate});
+       }},
+      {"mask reduce", Pat::op(Op::REDUCE), [&](const Match& m) -> NodeRef {
+         const NodeRef& red = m.root();
+         if (std::find(red->src.begin() + 1, red->src.end(), r2) == red->src.end()) return {};
+         if (red->src[0]->op == Op::WHERE && red->src[0]->src[0] == valid) return {};
+         Value id = reduce_identity(red->get_arg<Op>(), red->dtype);
+         NodeRef ident = make(Op::CONST, red->dtype, {}, is_float(red->dtype) ? Arg{id.f} : Arg{id.i});
+         std::vector<NodeRef> src = red->src;
+         src[0] = where(valid, red->src[0], ident);
+         return make(Op::REDUCE, red->dtype, std::move(src), red->arg);
+       }},
+  });
+  NodeRef k = replace_reduce_range(ast, r.get(), {r2});
+  k = substitute(k, {{r, r2}});
+  return rewrite(k, pm, {.name = "pad axis"});
+}
+
+static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
+  std::vector<NodeRef> axes = kernel_axes(ast);
+  if (o.axis < 0 || o.axis >= static_cast<int>(axes.size())) throw OptError(str("no axis ", o.axis));
+  const NodeRef& r = axes[o.axis];
+  bool reduce = rtype(r.get()) == AxisType::REDUCE;
+  int64_t next_id = 0;
+  for (const Node* x : all_ranges(ast)) next_id = std::max(next_id, rid(x) + 1);
+  switch (o.kind) {
+    case OptKind::UPCAST:
+      if (reduce) throw OptError("UPCAST of a reduce axis (use UNROLL)");
+      return split(ast, r, o.amount, AxisType::UPCAST, next_id);
+    case OptKind::UNROLL:
+      if (!reduce) throw OptError("UNROLL of an output axis (use UPCAST)");
+      return split(ast, r, o.amount, AxisType::UNROLL, next_id);
+    case OptKind::LOCAL:
+      if (reduce) throw OptError("LOCAL of a reduce axis");
+      return split(ast, r, o.amount, AxisType::LOCAL, next_id + 1000000);  // innermost of the output loops
+    case OptKind::GROUP:
+      if (!reduce) throw OptError("GROUP of an output axis");
+      return split(ast, r, o.amount, AxisType::REDUCE, next_id);
+    case OptKind::PADTO: return pad_axis(ast, r, o.amount);
+    case OptKind::THREAD: {
+      if (reduce) throw OptError("THREAD of a reduce axis");
+      int64_t first = rid(all_ranges(ast).front());
+      return substitute(ast, {{r, range(rsize(r.get()), first - 1, AxisType::THREAD)}});
+    }
+  }
+  throw OptError("unknown opt");
+}
+
+NodeRef apply_opts(const NodeRef& ast, const std::vector<Opt>& opts) {
+  NodeRef k = ast;
+  for (const Opt& o : opts) {
+    try {
+      k = apply_one(k, o);
+    } catch (const OptError& e) {
+      throw OptError(str(to_string(o), ": ", e.what()));
+    }
+  }
+  return k;
+}
+
+}  // namespace lg

@@ -1,0 +1,56 @@
+#pragma once
+// Optimizations as data. An Opt names a kernel axis and an amount; apply_opts() applies a list of
+// them to a kernel AST (kernel stage) by splitting and retyping its RANGEs. The algorithm (what is
+// computed) never changes; only the loop structure does.
+//
+// Axes: the kernel's splittable RANGEs (types LOOP, THREAD, REDUCE) ordered by id, output axes
+// first; the list is recomputed after every Opt, so axis numbers refer to the kernel as it is then.
+//
+//   UPCAST a  n   output axis a -> a/n outer loop x n copies of the body (register tile; expanded
+//                 before linearizing, so clang sees n independent values)
+//   UNROLL a  n   reduce axis a -> a/n loop x n copies of the update inside the loop
+//   LOCAL  a  n   output axis a -> a/n x n with the n-loop moved innermost of the output loops
+//                 (cache blocking)
+//   GROUP  a  n   reduce axis a -> a/n x n nested loops (splits a reduction; same summation order)
+//   PADTO  a  n   axis a grows to a multiple of n; the extra iterations are masked off
+//   THREAD a  -   output axis a becomes the outermost loop, the one split across threads
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "ir/node.h"
+
+namespace lg {
+
+enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD };
+
+struct Opt {
+  OptKind kind;
+  int axis;
+  int amount = 0;
+  bool operator==(const Opt&) const = default;
+};
+
+std::string to_string(const Opt& o);
+std::string to_string(const std::vector<Opt>& opts);
+
+// An Opt that does not apply to this kernel (axis out of range, amount does not divide...).
+struct OptError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The splittable axes of a kernel, in axis order.
+std::vector<NodeRef> kernel_axes(const NodeRef& ast);
+
+// Applies opts in order; throws OptError if one does not apply.
+NodeRef apply_opts(const NodeRef& ast, const std::vector<Opt>& opts);
+
+// Replaces UPCAST and UNROLL ranges by copies of the code that uses them (n stores for an UPCAST,
+// n folded updates for an UNROLL).
+NodeRef expand_upcasts(const NodeRef& ast);
+
+// Replaces every node that is a key of `with` by its value, everywhere in root (not inside the
+// replacements themselves).
+NodeRef substitute(const NodeRef& root, const std::vector<std::pair<NodeRef, NodeRef>>& with);
+
+}  // namespace lg

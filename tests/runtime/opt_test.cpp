@@ -1,0 +1,190 @@
+// Optimizations as data: every legal Opt list (up to two Opts) gives the same result as none, for
+// matmul, reductions, elementwise with broadcast and the kernels of softmax. Integer data makes the
+// comparison exact even when an Opt changes the order of a sum; float results match to 1e-6.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "codegen/opt.h"
+#include "codegen/program.h"
+#include "ir/build.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+#include "schedule/schedule.h"
+
+namespace lg {
+namespace {
+
+NodeRef filled(const Shape& shape, DType t, uint64_t seed) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  NodeRef b = new_buffer(device_node("INTERP"), t, n);
+  std::mt19937_64 rng(seed);
+  std::vector<uint8_t> bytes(n * itemsize(t));
+  for (int64_t i = 0; i < n; i++) {
+    if (t == dtypes::int32) {
+      int32_t v = static_cast<int32_t>(rng() % 19) - 9;
+      std::memcpy(bytes.data() + 4 * i, &v, 4);
+    } else {
+      float v = static_cast<float>(static_cast<int>(rng() % 17) - 8) / 4;
+      std::memcpy(bytes.data() + 4 * i, &v, 4);
+    }
+  }
+  buffer_copy_in(*b, bytes.data(), bytes.size());
+  return shape.size() == 1 ? b : make(Op::RESHAPE, t, {b}, shape);
+}
+
+NodeRef reduce(const NodeRef& x, Op op, std::vector<int64_t> axes) {
+  return make(Op::REDUCE_AXIS, x->dtype, {x}, ReduceArg{op, std::move(axes)});
+}
+NodeRef expand(const NodeRef& x, const Shape& s) { return make(Op::EXPAND, x->dtype, {x}, s); }
+NodeRef reshape(const NodeRef& x, const Shape& s) { return make(Op::RESHAPE, x->dtype, {x}, s); }
+
+// Runs one scheduled kernel with opts on INTERP and returns its output bytes.
+std::vector<uint8_t> run(const ScheduleItem& item, const std::vector<Opt>& opts) {
+  LinearProgram p = lower_kernel(item.ast, item.name, opts);
+  auto prog = get_device("INTERP").load(p, "", {});
+  KernelArgs args;
+  for (const NodeRef& b : item.buffers) {
+    args.buffers.push_back(buffer_memory(*b).ptr);
+    args.sizes.push_back(b->get_arg<BufferArg>().size);
+  }
+  std::vector<uint8_t> before(buffer_memory(*item.buffers[0]).bytes);
+  std::memset(buffer_memory(*item.buffers[0]).ptr, 0, before.size());
+  prog->run(args);
+  std::vector<uint8_t> out(before.size());
+  buffer_copy_out(*item.buffers[0], out.data(), out.size());
+  return out;
+}
+
+// Integers must match exactly; float32 sums may be reassociated by UNROLL and GROUP, so they match
+// to a few ulps.
+void expect_same(DType t, const std::vector<uint8_t>& got, const std::vector<uint8_t>& want, const std::string& what) {
+  if (t != dtypes::float32) {
+    EXPECT_EQ(got, want) << what;
+    return;
+  }
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i += 4) {
+    float g, w;
+    std::memcpy(&g, got.data() + i, 4);
+    std::memcpy(&w, want.data() + i, 4);
+    EXPECT_NEAR(g, w, 1e-6f * std::max(1.0f, std::abs(w))) << what << " at element " << i / 4;
+  }
+}
+
+std::vector<Opt> candidates(const NodeRef& ast) {
+  std::vector<Opt> c;
+  int axes = static_cast<int>(kernel_axes(ast).size());
+  for (int a = 0; a < axes; a++) {
+    for (int amt : {2, 3, 4}) {
+      for (OptKind k : {OptKind::UPCAST, OptKind::UNROLL, OptKind::LOCAL, OptKind::GROUP, OptKind::PADTO})
+        c.push_back({k, a, amt});
+    }
+    c.push_back({OptKind::THREAD, a, 0});
+  }
+  return c;
+}
+
+// Every legal list of one or two candidate Opts gives the unoptimized result; returns how many ran.
+int check_all_opt_lists(const ScheduleItem& item) {
+  std::vector<uint8_t> want = run(item, {});
+  int legal = 0;
+  std::vector<Opt> first = candidates(item.ast);
+  for (const Opt& a : first) {
+    std::vector<std::vector<Opt>> lists{{a}};
+    NodeRef after;
+    try {
+      after = apply_opts(item.ast, {a});
+    } catch (const OptError&) {
+      continue;
+    }
+    for (const Opt& b : candidates(after)) lists.push_back({a, b});
+    for (const auto& opts : lists) {
+      std::vector<uint8_t> got;
+      try {
+        got = run(item, opts);
+      } catch (const OptError&) {
+        continue;
+      }
+      legal++;
+      expect_same(item.buffers[0]->dtype, got, want, item.name + " with " + to_string(opts));
+    }
+  }
+  return legal;
+}
+
+ScheduleItem only_kernel(const NodeRef& root) {
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {root}));
+  EXPECT_EQ(s.items.size(), 1u);
+  return s.items.at(0);
+}
+
+TEST(Opts, EveryLegalListKeepsMatmulExact) {
+  NodeRef a = filled({6, 8}, dtypes::int32, 1), b = filled({8, 4}, dtypes::int32, 2);
+  // (6, 1, 8) * (1, 4, 8) summed over the last axis
+  NodeRef x = expand(reshape(a, {6, 1, 8}), {6, 4, 8});
+  NodeRef y = expand(reshape(make(Op::PERMUTE, b->dtype, {b}, Shape{1, 0}), {1, 4, 8}), {6, 4, 8});
+  EXPECT_GT(check_all_opt_lists(only_kernel(reduce(x * y, Op::ADD, {2}))), 50);
+}
+
+TEST(Opts, EveryLegalListKeepsReductionsExact) {
+  NodeRef a = filled({6, 12}, dtypes::int32, 3);
+  EXPECT_GT(check_all_opt_lists(only_kernel(reduce(a, Op::MAX, {1}))), 20);
+  EXPECT_GT(check_all_opt_lists(only_kernel(reduce(a, Op::ADD, {0}))), 20);
+}
+
+TEST(Opts, EveryLegalListKeepsBroadcastElementwiseExact) {
+  NodeRef a = filled({6, 1}, dtypes::float32, 4), b = filled({1, 8}, dtypes::float32, 5);
+  EXPECT_GT(check_all_opt_lists(only_kernel(expand(a, {6, 8}) * expand(b, {6, 8}))), 20);
+}
+
+TEST(Opts, EveryLegalListKeepsSoftmaxKernelsExact) {
+  NodeRef x = filled({4, 6}, dtypes::float32, 6);
+  NodeRef m = reduce(x, Op::MAX, {1});
+  NodeRef e = alu(Op::EXP2, x + alu(Op::NEG, expand(m, {4, 6})));
+  NodeRef s = reduce(e, Op::ADD, {1});
+  NodeRef y = e * alu(Op::RECIPROCAL, expand(s, {4, 6}));
+  Schedule sched = create_schedule(make(Op::SINK, dtypes::void_, {y}));
+  ASSERT_EQ(sched.items.size(), 3u);
+  for (const ScheduleItem& item : sched.items) {
+    run(item, {});  // fills the buffers later kernels read
+    EXPECT_GT(check_all_opt_lists(item), 10) << item.name;
+  }
+}
+
+TEST(Opts, IllegalOptsAreRejectedWithAReason) {
+  NodeRef a = filled({6, 12}, dtypes::int32, 7);
+  ScheduleItem item = only_kernel(reduce(a, Op::ADD, {1}));
+  auto reason = [&](std::vector<Opt> opts) {
+    try {
+      apply_opts(item.ast, opts);
+    } catch (const OptError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(reason({{OptKind::UPCAST, 0, 4}}).find("does not divide axis of size 6"), std::string::npos);
+  EXPECT_NE(reason({{OptKind::UPCAST, 1, 4}}).find("UPCAST of a reduce axis"), std::string::npos);
+  EXPECT_NE(reason({{OptKind::UNROLL, 7, 2}}).find("no axis 7"), std::string::npos);
+  EXPECT_EQ(reason({{OptKind::UPCAST, 0, 3}, {OptKind::UNROLL, 1, 4}}), "");  // the upcast part is no axis
+}
+
+TEST(Opts, UpcastMakesOneStorePerCopyAndUnrollFoldsCopies) {
+  NodeRef a = filled({8, 8}, dtypes::int32, 8);
+  ScheduleItem item = only_kernel(reduce(a, Op::ADD, {1}));
+  NodeRef k = expand_upcasts(apply_opts(item.ast, {{OptKind::UPCAST, 0, 4}, {OptKind::UNROLL, 1, 2}}));
+  EXPECT_EQ(k->src.size(), 4u);  // four stores
+  for (const NodeRef& st : k->src) {
+    const NodeRef& red = st->src[1];
+    ASSERT_EQ(red->op, Op::REDUCE);
+    EXPECT_EQ(red->src.size(), 2u);                  // one loop left, of size 4
+    EXPECT_EQ(red->src[1]->src[0]->const_as_int(), 4);
+    EXPECT_EQ(red->src[0]->op, Op::ADD);             // two unrolled loads added
+  }
+}
+
+}  // namespace
+}  // namespace lg
