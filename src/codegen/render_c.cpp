@@ -120,7 +120,8 @@ class CWriter {
   }
 
   void open_loop(const Node& r) {
-    std::string v = "r" + std::to_string(r.get_arg<RangeArg>().id);
+    int64_t id = r.get_arg<RangeArg>().id;  // THREAD moves a range before the first: ids may be negative
+    std::string v = id < 0 ? "rn" + std::to_string(-id) : "r" + std::to_string(id);
     expr_[&r] = v;
     if (first_range_ && parallel_ && depth_ == 1) line(str("for (int64_t ", v, " = begin; ", v, " < end; ", v, "++) {"));
     else line(str("for (int64_t ", v, " = 0; ", v, " < ", ref(r.src[0]), "; ", v, "++) {"));

@@ -13,6 +13,7 @@
 
 #include "base/config.h"
 #include "base/error.h"
+#include "codegen/heuristic.h"
 #include "codegen/render_c.h"
 #include "runtime/thread_pool.h"
 
@@ -132,6 +133,7 @@ class CpuDevice : public Device {
   Allocator& allocator() override { return alloc_; }
   const Renderer* renderer() const override { return &renderer_; }
   const Compiler* compiler() const override { return &compiler_; }
+  std::vector<Opt> heuristic_opts(const NodeRef& ast) const override { return cpu_heuristic_opts(ast); }
   std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>& binary) override {
     return std::make_unique<CpuProgram>(prog, binary);
   }

@@ -55,6 +55,12 @@ class Device {
   virtual Allocator& allocator() = 0;
   virtual const Renderer* renderer() const = 0;  // null: the device runs LinearPrograms itself
   virtual const Compiler* compiler() const = 0;  // null when there is no renderer
+  // The Opts this device applies to a kernel when BEAM is off (NOOPT=1: none). The reference
+  // interpreter runs kernels as scheduled.
+  virtual std::vector<Opt> heuristic_opts(const NodeRef& ast) const {
+    (void)ast;
+    return {};
+  }
   // prog is the lowered kernel; source/binary are the renderer's and compiler's output (empty for
   // devices without them).
   virtual std::unique_ptr<Program> load(const LinearProgram& prog, const std::string& source,

@@ -1,0 +1,37 @@
+#include "runtime/program_build.h"
+
+#include <cstdio>
+
+#include "base/config.h"
+#include "runtime/beam.h"
+#include "runtime/disk_cache.h"
+
+namespace lg {
+
+BuiltProgram build_program(Device& dev, const LinearProgram& prog) {
+  BuiltProgram out;
+  std::string source;
+  std::vector<uint8_t> binary;
+  if (const Renderer* r = dev.renderer()) {
+    source = r->render(prog);
+    if (config().debug >= 4) std::fprintf(stderr, "=== %s source ===\n%s\n", prog.name.c_str(), source.c_str());
+    std::string key = dev.compiler()->key() + "\n" + source;
+    if (auto hit = cache_get("kernels", key)) {
+      binary = std::move(*hit);
+    } else {
+      binary = dev.compiler()->compile(source);
+      out.compiled = true;
+      cache_put("kernels", key, binary);
+    }
+  }
+  out.program = dev.load(prog, source, binary);
+  return out;
+}
+
+std::vector<Opt> choose_opts(Device& dev, const ScheduleItem& item) {
+  if (config().noopt || !dev.renderer()) return {};
+  if (config().beam > 0) return beam_search(dev, item, config().beam);
+  return dev.heuristic_opts(item.ast);
+}
+
+}  // namespace lg

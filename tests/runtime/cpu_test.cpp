@@ -1,0 +1,142 @@
+// The CPU device: compiled kernels agree with INTERP, the disk cache, compile errors, BEAM, threads.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <filesystem>
+#include <thread>
+
+#include "base/config.h"
+#include "codegen/program.h"
+#include "ir/build.h"
+#include "runtime/beam.h"
+#include "runtime/buffer.h"
+#include "runtime/cpu.h"
+#include "runtime/program_build.h"
+#include "runtime/realize.h"
+#include "runtime/thread_pool.h"
+#include "schedule/schedule.h"
+
+namespace lg {
+namespace {
+
+// A fresh, empty kernel cache for the test's lifetime.
+class CacheDir {
+ public:
+  CacheDir() : old_(config().cache_dir) {
+    dir_ = std::filesystem::temp_directory_path() / ("lg-cache-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
+    std::filesystem::remove_all(dir_);
+    config().cache_dir = dir_.string();
+  }
+  ~CacheDir() {
+    config().cache_dir = old_;
+    std::filesystem::remove_all(dir_);
+  }
+
+ private:
+  std::string old_;
+  std::filesystem::path dir_;
+  static inline int counter_ = 0;
+};
+
+NodeRef input(const std::string& device, const Shape& shape, float scale) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  NodeRef b = new_buffer(device_node(device), dtypes::float32, n);
+  std::vector<float> host(n);
+  for (int64_t i = 0; i < n; i++) host[i] = scale * static_cast<float>((i * 7) % 11 - 5);
+  buffer_copy_in(*b, host.data(), host.size() * 4);
+  return shape.size() == 1 ? b : make(Op::RESHAPE, dtypes::float32, {b}, shape);
+}
+
+// (n, k) @ (k, m) as the tensor front end builds it.
+NodeRef matmul(const NodeRef& a, const NodeRef& b) {
+  int64_t n = a->shape[0], k = a->shape[1], m = b->shape[1];
+  NodeRef x = make(Op::EXPAND, a->dtype, {make(Op::RESHAPE, a->dtype, {a}, Shape{n, 1, k})}, Shape{n, m, k});
+  NodeRef bt = make(Op::PERMUTE, b->dtype, {b}, Shape{1, 0});
+  NodeRef y = make(Op::EXPAND, b->dtype, {make(Op::RESHAPE, b->dtype, {bt}, Shape{1, m, k})}, Shape{n, m, k});
+  return make(Op::REDUCE_AXIS, a->dtype, {x * y}, ReduceArg{Op::ADD, {2}});
+}
+
+std::vector<float> values(const NodeRef& view) {
+  std::vector<float> out(view->numel());
+  const Node* b = view->op == Op::BUFFER ? view.get() : view->src[0].get();
+  buffer_copy_out(*b, out.data(), out.size() * 4);
+  return out;
+}
+
+std::vector<float> compute(const std::string& device) {
+  NodeRef a = input(device, {16, 12}, 0.5f), b = input(device, {12, 8}, 0.25f);
+  return values(realize(make(Op::SINK, dtypes::void_, {matmul(a, b)}))[0]);
+}
+
+TEST(Cpu, CompiledMatmulEqualsTheInterpreter) { EXPECT_EQ(compute("CPU"), compute("INTERP")); }
+
+TEST(Cpu, DiskCacheHitsAfterTheFirstCompile) {
+  CacheDir dir;
+  NodeRef a = input("CPU", {4, 4}, 1), b = input("CPU", {4, 4}, 2);
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {a * b + a}));
+  LinearProgram p = lower_kernel(s.items[0].ast, s.items[0].name);
+  Device& cpu = get_device("CPU");
+  EXPECT_TRUE(build_program(cpu, p).compiled);
+  size_t compiles = cpu_compiles();
+  EXPECT_FALSE(build_program(cpu, p).compiled);
+  EXPECT_EQ(cpu_compiles(), compiles);
+  config().cache = false;
+  EXPECT_TRUE(build_program(cpu, p).compiled);  // CACHE=0: always compile
+  config().cache = true;
+}
+
+TEST(Cpu, ConcurrentWritersOfOneCacheEntryAreSafe) {
+  CacheDir dir;
+  NodeRef a = input("CPU", {8}, 1);
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {a * a * a}));
+  LinearProgram p = lower_kernel(s.items[0].ast, s.items[0].name);
+  std::atomic<int> ok{0};
+  std::vector<std::thread> ts;
+  for (int i = 0; i < 4; i++) ts.emplace_back([&] { ok += build_program(get_device("CPU"), p).program != nullptr; });
+  for (auto& t : ts) t.join();
+  EXPECT_EQ(ok.load(), 4);
+  EXPECT_FALSE(build_program(get_device("CPU"), p).compiled);
+}
+
+TEST(CpuDeathTest, CompileErrorsShowTheCompilerMessageAndTheSource) {
+  EXPECT_DEATH(get_device("CPU").compiler()->compile("void lg_kernel(void) { int x = ; }\n"),
+               "C compiler failed(.|\n)*expected expression(.|\n)*--- source ---(.|\n)*int x = ;");
+}
+
+TEST(Beam, FindsOptsThatKeepTheResultAndCachesThem) {
+  CacheDir dir;
+  NodeRef a = input("CPU", {16, 32}, 1), b = input("CPU", {32, 16}, 1);
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul(a, b)}));
+  const ScheduleItem& item = s.items[0];
+  std::vector<Opt> opts = beam_search(get_device("CPU"), item, 2);
+  EXPECT_FALSE(opts.empty()) << "some Opt should beat none on a 16x32x16 matmul";
+  size_t compiles = cpu_compiles();
+  EXPECT_EQ(beam_search(get_device("CPU"), item, 2), opts);  // from the disk cache
+  EXPECT_EQ(cpu_compiles(), compiles);
+  // Integer-valued inputs: the sums are exact in any order.
+  auto run = [&](const std::vector<Opt>& o) {
+    auto p = build_program(get_device("CPU"), lower_kernel(item.ast, item.name, o)).program;
+    KernelArgs args;
+    for (const NodeRef& x : item.buffers) {
+      args.buffers.push_back(buffer_memory(*x).ptr);
+      args.sizes.push_back(x->get_arg<BufferArg>().size);
+    }
+    p->run(args);
+    return values(item.buffers[0]);
+  };
+  EXPECT_EQ(run(opts), run({}));
+}
+
+TEST(ThreadPool, ParallelForCoversEveryIndexOnce) {
+  std::vector<std::atomic<int>> hits(1000);
+  parallel_for(1000, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; i++) hits[i]++;
+  });
+  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+  parallel_for(0, [&](int64_t, int64_t) { FAIL(); });
+}
+
+}  // namespace
+}  // namespace lg
