@@ -8,11 +8,12 @@
 int main(int argc, char** argv) {
   CLI::App app{"lazygrad: trains Llama 3.1 models from scratch; runs the MLPerf llama31_8b benchmark"};
   app.require_subcommand(1);
-  app.footer("Environment: DEBUG=1..5, SPEC=1|2, DEVICE=INTERP (see docs/debugging.md).");
+  app.footer("Environment: DEBUG=1..5, SPEC=1|2, DEVICE=CPU|INTERP, BEAM=n, NOOPT=1, THREADS=n (see docs/debugging.md).");
   lg::apps::add_ops_command(app);
   lg::apps::add_devices_command(app);
   lg::apps::add_tokenize_command(app);
   lg::apps::add_preprocess_command(app);
+  lg::apps::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -4,7 +4,7 @@
 //   SPEC    1 verify the graph at stage boundaries, 2 also after every rewrite
 //   BEAM    beam width for kernel optimization search (0: heuristics)
 //   NOOPT   1 disables kernel optimizations
-//   DEVICE  default device for new tensors (INTERP until a faster device exists)
+//   DEVICE  default device for new tensors (CPU; INTERP is the reference interpreter)
 //   THREADS worker threads for devices that run kernels in parallel (0: one per core)
 //   CACHE   0 disables the disk cache of compiled kernels (default 1)
 //   LAZYGRAD_CACHE_DIR  where compiled kernels are cached (default $XDG_CACHE_HOME/lazygrad or
@@ -19,7 +19,7 @@ struct Config {
   int spec = 0;
   int beam = 0;
   bool noopt = false;
-  std::string device = "INTERP";
+  std::string device = "CPU";
   int threads = 0;
   bool cache = true;
   std::string cache_dir;  // resolved: never empty after reading the environment

@@ -62,11 +62,16 @@ NodeRef eq(const NodeRef& a, const NodeRef& b) { return alu(Op::CMPEQ, a, b); }
 NodeRef logical_and(const NodeRef& a, const NodeRef& b) { return alu(Op::AND, a, b); }
 NodeRef logical_not(const NodeRef& a) { return alu(Op::XOR, a, bool_const(true)); }
 
+namespace {
+std::atomic<uint64_t> next_uid{1};
+}  // namespace
+
 NodeRef new_buffer(const NodeRef& device, DType dtype, int64_t size) {
-  static std::atomic<uint64_t> next_uid{1};
   LG_CHECK(device && device->op == Op::DEVICE, "new_buffer needs a DEVICE");
   return make(Op::BUFFER, dtype, {device}, BufferArg{next_uid.fetch_add(1), size});
 }
+
+uint64_t next_buffer_uid() { return next_uid.load(); }
 
 NodeRef device_node(const std::string& name) { return make(Op::DEVICE, dtypes::void_, {}, name); }
 

@@ -39,6 +39,9 @@ NodeRef logical_not(const NodeRef& a);  // XOR with true
 
 // A new, never used before BUFFER of `size` elements on device (a DEVICE node).
 NodeRef new_buffer(const NodeRef& device, DType dtype, int64_t size);
+// The uid the next new_buffer will get. Uids only grow, so every buffer made after this call has a
+// uid >= the result (the JIT uses this to tell buffers made during a capture from older ones).
+uint64_t next_buffer_uid();
 NodeRef device_node(const std::string& name);
 
 // A kernel loop variable 0..end-1.

@@ -9,8 +9,9 @@
 #include "base/error.h"
 #include "codegen/program.h"
 #include "runtime/buffer.h"
+#include "runtime/capture.h"
 #include "runtime/device.h"
-#include "runtime/disk_cache.h"
+#include "runtime/program_build.h"
 #include "schedule/schedule.h"
 
 namespace lg {
@@ -31,22 +32,11 @@ std::shared_ptr<Program> program_for(Device& dev, const ScheduleItem& item) {
     std::lock_guard lock(cache_mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second.program;
   }
-  LinearProgram prog = lower_kernel(item.ast, item.name);
-  std::string source;
-  std::vector<uint8_t> binary;
-  if (const Renderer* r = dev.renderer()) {
-    source = r->render(prog);
-    if (config().debug >= 4)
-      std::fprintf(stderr, "=== %s source ===\n%s\n", item.name.c_str(), source.c_str());
-    std::string key = dev.compiler()->key() + "\n" + source;
-    if (auto hit = cache_get("kernels", key)) {
-      binary = std::move(*hit);
-    } else {
-      binary = dev.compiler()->compile(source);
-      cache_put("kernels", key, binary);
-    }
-  }
-  std::shared_ptr<Program> p = dev.load(prog, source, binary);
+  LinearProgram prog = lower_kernel(item.ast, item.name, choose_opts(dev, item));
+  BuiltProgram b = build_program(dev, prog);
+  if (config().debug >= 1 && dev.renderer())
+    std::fprintf(stderr, "%s %s\n", b.compiled ? "compiled" : "cached  ", item.name.c_str());
+  std::shared_ptr<Program> p = std::move(b.program);
   std::lock_guard lock(cache_mu);
   built++;
   cache[key] = {item.ast, p};
@@ -60,11 +50,13 @@ void run_copy(const ScheduleItem& item) {
   std::vector<uint8_t> host(bytes);
   buffer_copy_out(src, host.data(), bytes);
   buffer_copy_in(dst, host.data(), bytes);
+  if (CaptureSession* c = CaptureSession::active()) c->record(item, nullptr);
 }
 
 void run_kernel(const ScheduleItem& item) {
   Device& dev = get_device(item.buffers[0]->device_name());
   std::shared_ptr<Program> p = program_for(dev, item);
+  if (CaptureSession* c = CaptureSession::active()) c->record(item, p);
   KernelArgs args;
   for (const NodeRef& b : item.buffers) {
     args.buffers.push_back(buffer_memory(*b).ptr);

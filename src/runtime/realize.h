@@ -1,6 +1,7 @@
 #pragma once
 // Realize: schedule a graph, lower and load each kernel (cached per device and kernel AST), and run
-// the items in order. DEBUG=1 prints each item with its run time.
+// the items in order. DEBUG=1 prints each item with its run time. While a CaptureSession
+// (capture.h) is active on the calling thread, every item run is also recorded with its program.
 #include <vector>
 
 #include "ir/node.h"

@@ -1,5 +1,6 @@
 #include "schedule/schedule.h"
 
+#include <atomic>
 #include <cstdio>
 #include <queue>
 #include <unordered_map>
@@ -80,10 +81,15 @@ std::vector<ScheduleItem> order_items(std::vector<Planned>& plan) {
   return out;
 }
 
+std::atomic<size_t> schedules_made{0};
+
 }  // namespace
+
+size_t schedules_created() { return schedules_made.load(); }
 
 Schedule create_schedule(const NodeRef& sink) {
   LG_CHECK(sink->op == Op::SINK, "create_schedule of ", op_name(sink->op));
+  schedules_made.fetch_add(1);
   NodeRef g = rewrite(sink, pm_movement_cleanup(), {.name = "tensor cleanup"});
   verify_stage(g, tensor_spec(), "schedule input");
   UserMap um = user_map(g);

@@ -33,6 +33,8 @@ struct Schedule {
 };
 
 Schedule create_schedule(const NodeRef& sink);
+// Number of create_schedule calls so far (tests check that JIT replays schedule nothing).
+size_t schedules_created();
 
 // "KIND name  out: buf (shape) dtype  in: ..." lines, as DEBUG=2 prints them.
 std::string describe(const Schedule& s);

@@ -115,13 +115,18 @@ Tensor& Tensor::assign(const Tensor& value) {
   LG_USER_CHECK(value.shape() == shape() || value.numel() == 1, "assign: value of shape ",
                 detail::shape_str(value.shape()), " into a tensor of shape ", detail::shape_str(shape()));
   detail::check_same_device(*this, value, "assign");
-  if (!is_contiguous_buffer_view(node().get())) {
-    Tensor target = contiguous();
-    target.realize();
-    state_->node = target.node();
-  }
   Tensor v = detail::broadcast_to(value.cast(dtype()), shape(), "assign");
-  state_->node = make(Op::ASSIGN, dtype(), {node(), v.node()});
+  // The target is this tensor's buffer: a pending ASSIGN writes the same buffer again (the value may
+  // read the pending one, which then runs first in the same schedule); a lazy value gets a buffer now.
+  NodeRef target = node();
+  if (target->op == Op::ASSIGN) {
+    target = target->src[0];
+  } else if (!is_contiguous_buffer_view(target.get())) {
+    Tensor t = contiguous();
+    t.realize();
+    target = t.node();
+  }
+  state_->node = make(Op::ASSIGN, dtype(), {target, v.node()});
   return *this;
 }
 

@@ -70,6 +70,16 @@ TEST(Assign, OldValueReadersInTheSameScheduleSeeTheOldValue) {
   EXPECT_EQ(old_plus_one.to_vector<float>(), (std::vector<float>{2, 3}));
 }
 
+TEST(Assign, ChainedPendingAssignsEachApplyOnce) {
+  Tensor p = Tensor::zeros({3}).contiguous().realize();
+  Tensor x = Tensor::from_vector<float>({1, 2, 3}, {3});
+  p.assign(p * 0.5 + x);  // p = x
+  p.assign(p * 0.5 + x);  // p = 1.5 x, in the same schedule
+  EXPECT_EQ(p.to_vector<float>(), (std::vector<float>{1.5f, 3.0f, 4.5f}));
+  p.assign(p * 2.0);
+  EXPECT_EQ(p.to_vector<float>(), (std::vector<float>{3.0f, 6.0f, 9.0f}));
+}
+
 TEST(Memory, BuffersAreFreedWhenTheirTensorsDie) {
   size_t before = buffer_bytes_in_use();
   {

@@ -1,0 +1,63 @@
+// lazygrad bench kernels: lazygrad's CPU kernels against OpenBLAS and memory bandwidth (bench/).
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "apps/commands.h"
+#include "bench/kernel_bench.h"
+
+namespace lg::apps {
+namespace {
+
+// Flags given on the command line; absent ones keep the default of the chosen mode (full or --quick).
+struct BenchKernelsArgs {
+  bool quick = false;
+  std::vector<std::string> sizes;
+  std::optional<int> warmup, repeats;
+  std::optional<double> budget_s, mib;
+  std::string only;
+  std::string blas_core = "auto";
+};
+
+void run_bench_kernels(const BenchKernelsArgs& a) {
+  bench::KernelBenchOptions o = bench::default_kernel_bench(a.quick);
+  if (!a.sizes.empty()) {
+    o.matmuls.clear();
+    for (const std::string& s : a.sizes) o.matmuls.push_back(bench::parse_matmul_shape(s));
+  }
+  o.warmup = a.warmup.value_or(o.warmup);
+  o.repeats = a.repeats.value_or(o.repeats);
+  o.budget_s = a.budget_s.value_or(o.budget_s);
+  o.mib = a.mib.value_or(o.mib);
+  o.only = a.only;
+  o.blas_core = a.blas_core;
+  bench::run_kernel_bench(o);
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto* bench =
+      app.add_subcommand("bench", "benchmarks of lazygrad against baselines measured in the same run");
+  bench->require_subcommand(1);
+  auto a = std::make_shared<BenchKernelsArgs>();
+  auto* cmd = bench->add_subcommand(
+      "kernels", "CPU kernels: fp32 matmul GFLOP/s vs OpenBLAS sgemm; add and row-softmax GB/s vs a triad");
+  cmd->add_option("--sizes", a->sizes,
+                  "matmul sizes, N (square) or MxKxN (default 1024,2048,4096,8192x512x1536,2048x512x32000)")
+      ->delimiter(',');
+  cmd->add_option("--repeats", a->repeats, "timed runs per line, the median is printed (default 5)");
+  cmd->add_option("--warmup", a->warmup, "untimed runs first; the first one compiles (default 2)");
+  cmd->add_option("--budget", a->budget_s,
+                  "seconds of timed runs per line before stopping early (default 20)");
+  cmd->add_option("--mib", a->mib, "MiB per array for add, softmax, triad and memcpy (default 64)");
+  cmd->add_option("--only", a->only, "one benchmark: matmul, add or softmax");
+  cmd->add_option("--blas-core", a->blas_core,
+                  "OpenBLAS kernels: auto (SkylakeX on AVX-512 CPUs, else detect), detect (CPUID), or a "
+                  "name such as Haswell (default auto)");
+  cmd->add_flag("--quick", a->quick, "tiny sizes, 1 MiB arrays, 3 runs: a smoke test that takes seconds");
+  cmd->callback([a] { run_bench_kernels(*a); });
+}
+
+}  // namespace lg::apps

@@ -1,0 +1,154 @@
+#include "runtime/replay.h"
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "base/config.h"
+#include "base/error.h"
+#include "runtime/buffer.h"
+#include "runtime/device.h"
+
+namespace lg {
+
+ReplayPlan::ReplayPlan(Capture capture, const std::vector<NodeRef>& inputs,
+                       const std::vector<NodeRef>& outputs) {
+  for (const NodeRef& b : inputs) {
+    LG_CHECK(b->op == Op::BUFFER, "replay input is ", op_name(b->op));
+    input_specs_.push_back({b->dtype, b->get_arg<BufferArg>().size, b->device_name()});
+  }
+  std::vector<BufferLifetime> lifetimes = classify(capture, inputs, outputs);
+  plan_arenas(lifetimes);
+  if (config().debug >= 2)
+    std::fprintf(stderr, "jit: %zu items, %zu planned buffers, %zu bytes in %zu bytes of arenas\n",
+                 steps_.size(), planned_buffer_count(), intermediate_bytes(), arena_bytes());
+}
+
+ReplayPlan::~ReplayPlan() {
+  for (const Arena& a : arenas_) a.device->allocator().free(a.ptr, a.bytes);
+}
+
+std::vector<BufferLifetime> ReplayPlan::classify(const Capture& capture, const std::vector<NodeRef>& inputs,
+                                                 const std::vector<NodeRef>& outputs) {
+  std::unordered_map<uint64_t, size_t> input_of, slot_of;  // by BufferArg uid
+  for (size_t i = 0; i < inputs.size(); i++) input_of.emplace(inputs[i]->get_arg<BufferArg>().uid, i);
+  std::unordered_set<uint64_t> output_uids;
+  for (const NodeRef& b : outputs) output_uids.insert(b->get_arg<BufferArg>().uid);
+  std::vector<BufferLifetime> life;
+  for (size_t s = 0; s < capture.items.size(); s++) {
+    const CapturedItem& c = capture.items[s];
+    Step step{c.item.kind, c.item.name, c.program, {}};
+    for (size_t k = 0; k < c.item.buffers.size(); k++) {
+      const NodeRef& b = c.item.buffers[k];
+      uint64_t uid = b->get_arg<BufferArg>().uid;
+      auto [it, fresh] = slot_of.emplace(uid, slots_.size());
+      if (fresh) {
+        Slot slot{SlotKind::Planned};
+        slot.device = b->device_name();
+        slot.size = b->get_arg<BufferArg>().size;
+        slot.bytes = static_cast<size_t>(slot.size) * itemsize(b->dtype);
+        bool written_first = k == 0;  // [0] is the item's output (kernels and copies alike)
+        if (auto in = input_of.find(uid); in != input_of.end()) {
+          slot.kind = SlotKind::Input;
+          slot.input = in->second;
+        } else if (output_uids.count(uid) || uid < capture.first_new_uid || !written_first) {
+          slot.kind = SlotKind::Kept;
+          slot.kept = b;
+          slot.ptr = buffer_memory(*b).ptr;
+        }
+        slots_.push_back(std::move(slot));
+        life.push_back({slots_.back().bytes, s, s});
+      }
+      life[it->second].last = s;
+      step.slots.push_back(it->second);
+    }
+    steps_.push_back(std::move(step));
+  }
+  return life;
+}
+
+// One arena per device holds that device's planned buffers. Device pointers must allow byte offsets
+// (true of host memory and of CUDA device pointers).
+void ReplayPlan::plan_arenas(const std::vector<BufferLifetime>& lifetimes) {
+  std::map<std::string, std::vector<size_t>> planned_on;  // device -> planned slots (ordered: deterministic)
+  for (size_t i = 0; i < slots_.size(); i++)
+    if (slots_[i].kind == SlotKind::Planned) planned_on[slots_[i].device].push_back(i);
+  for (auto& [device, ids] : planned_on) {
+    std::vector<BufferLifetime> group;
+    for (size_t i : ids) group.push_back(lifetimes[i]);
+    MemoryPlan plan = plan_memory(group);
+    Device& dev = get_device(device);
+    Arena arena{&dev, dev.allocator().alloc(plan.arena_bytes), plan.arena_bytes};
+    for (size_t k = 0; k < ids.size(); k++) {
+      Slot& slot = slots_[ids[k]];
+      slot.arena = arenas_.size();
+      slot.offset = plan.offsets[k];
+      slot.ptr = static_cast<char*>(arena.ptr) + plan.offsets[k];
+    }
+    arenas_.push_back(arena);
+  }
+}
+
+void ReplayPlan::run(const std::vector<NodeRef>& inputs) const {
+  LG_CHECK(inputs.size() == input_specs_.size(), "replay with ", inputs.size(), " inputs, captured with ",
+           input_specs_.size());
+  for (size_t i = 0; i < inputs.size(); i++) {
+    const InputSpec& want = input_specs_[i];
+    const Node& b = *inputs[i];
+    LG_CHECK(b.op == Op::BUFFER && b.dtype == want.dtype && b.get_arg<BufferArg>().size == want.size &&
+                 b.device_name() == want.device,
+             "replay input ", i, " differs from the captured one");
+  }
+  std::vector<void*> ptrs(slots_.size());
+  for (size_t i = 0; i < slots_.size(); i++)
+    ptrs[i] = slots_[i].kind == SlotKind::Input ? buffer_memory(*inputs[slots_[i].input]).ptr : slots_[i].ptr;
+  for (size_t i = 0; i < steps_.size(); i++) {
+    auto t0 = std::chrono::steady_clock::now();
+    run_step(steps_[i], ptrs);
+    if (config().debug >= 1) {
+      double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+      std::fprintf(stderr, "*** %-8s %4zu %-28s %10.1f us (jit)\n", slots_[steps_[i].slots[0]].device.c_str(),
+                   i, steps_[i].name.c_str(), us);
+    }
+  }
+}
+
+void ReplayPlan::run_step(const Step& step, const std::vector<void*>& ptrs) const {
+  if (step.kind == ScheduleItem::Kind::Copy) {
+    const Slot& dst = slots_[step.slots[0]];
+    const Slot& src = slots_[step.slots[1]];
+    std::vector<uint8_t> host(dst.bytes);
+    get_device(src.device).allocator().copy_out(host.data(), ptrs[step.slots[1]], src.bytes);
+    get_device(dst.device).allocator().copy_in(ptrs[step.slots[0]], host.data(), dst.bytes);
+    return;
+  }
+  KernelArgs args;
+  for (size_t s : step.slots) {
+    args.buffers.push_back(ptrs[s]);
+    args.sizes.push_back(slots_[s].size);
+  }
+  step.program->run(args);
+}
+
+size_t ReplayPlan::planned_buffer_count() const {
+  size_t n = 0;
+  for (const Slot& s : slots_) n += s.kind == SlotKind::Planned;
+  return n;
+}
+
+size_t ReplayPlan::intermediate_bytes() const {
+  size_t n = 0;
+  for (const Slot& s : slots_)
+    if (s.kind == SlotKind::Planned) n += s.bytes;
+  return n;
+}
+
+size_t ReplayPlan::arena_bytes() const {
+  size_t n = 0;
+  for (const Arena& a : arenas_) n += a.bytes;
+  return n;
+}
+
+}  // namespace lg
