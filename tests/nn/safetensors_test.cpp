@@ -3,6 +3,8 @@
 // the tensor and the problem.
 #include <gtest/gtest.h>
 
+#include "common/user_error.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -37,14 +39,7 @@ fs::path temp_path(const std::string& name) {
   return temp_root() / name;
 }
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing_util::error_of;
 
 TEST(Safetensors, LoadsEveryDtypeFromTheIndependentWriter) {
   if (!have_python()) GTEST_SKIP() << "python3 not found";

@@ -8,6 +8,8 @@
 // element, with h = 1e-5 (float64: truncation ~h^2, rounding ~1e-16/h, both far below the tolerance).
 #include <gtest/gtest.h>
 
+#include "common/user_error.h"
+
 #include <cmath>
 #include <functional>
 
@@ -270,14 +272,7 @@ TEST(GradientRandomMask, DropoutGradientIsTheMaskOverKeepProbability) {
 
 // ---- the Tensor API ----
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing_util::error_of;
 
 TEST(Backward, FillsGradOfTensorsThatRequireGradOnly) {
   Tensor w = Tensor::from_doubles({1, 2, 3}, {3}, F32).realize().requires_grad(true);

@@ -2,6 +2,8 @@
 // random streams, devices, and the messages of user errors.
 #include <gtest/gtest.h>
 
+#include "common/user_error.h"
+
 #include "base/config.h"
 #include "runtime/buffer.h"
 #include "runtime/realize.h"
@@ -10,14 +12,7 @@
 namespace lg {
 namespace {
 
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing_util::error_of;
 
 TEST(Laziness, BuildingAGraphComputesNothing) {
   Tensor a = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2});
