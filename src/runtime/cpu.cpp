@@ -52,7 +52,7 @@ class CCompiler : public Compiler {
  public:
   CCompiler() {
     cc_ = !config().cc.empty() ? config().cc : on_path("clang") ? "clang" : "gcc";
-    flags_ = "-O2 -march=native -std=c11 -fPIC -shared -ffp-contract=off -fwrapv -fno-math-errno -fno-strict-aliasing";
+    flags_ = "-O2 -march=native -mprefer-vector-width=512 -std=c11 -fPIC -shared -ffp-contract=off -fwrapv -fno-math-errno -fno-strict-aliasing";
     if (config().debug >= 1) std::fprintf(stderr, "CPU compiler: %s %s\n", cc_.c_str(), flags_.c_str());
   }
 
