@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>  // CLI::RuntimeError: a wrong result makes the command exit 1
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -103,33 +104,36 @@ std::vector<float> host_softmax(const std::vector<float>& x, int64_t cols) {
   return y;
 }
 
+// Triad and memcpy over n floats of host memory: prints their lines and returns the triad's GB/s.
+double bench_bandwidth_baselines(const std::vector<float>& b, const std::vector<float>& c,
+                                 std::vector<float>& a, const KernelBenchOptions& o) {
+  int64_t n = static_cast<int64_t>(a.size());
+  Timing triad_t =
+      time_runs([&] { triad(a.data(), b.data(), c.data(), 3.0f, n); }, o.warmup, o.repeats, o.budget_s);
+  Timing copy_t =
+      time_runs([&] { parallel_memcpy(a.data(), b.data(), n * 4); }, o.warmup, o.repeats, o.budget_s);
+  double triad_gbs = 3.0 * n * 4 / triad_t.median_s / 1e9, mib = n * 4.0 / (1 << 20);
+  print_row({.name = "triad",
+             .shape = str("3 x ", mib, " MiB"),
+             .baseline_rate = triad_gbs,
+             .unit = "GB/s",
+             .baseline_name = "triad"});
+  print_row({.name = "memcpy",
+             .shape = str("2 x ", mib, " MiB"),
+             .baseline_rate = 2.0 * n * 4 / copy_t.median_s / 1e9,
+             .unit = "GB/s",
+             .baseline_name = "memcpy"});
+  return triad_gbs;
+}
+
 // add and softmax over arrays of o.mib MiB each, against a triad (and a memcpy) over the same arrays.
 // Bytes count what must move once: add reads 2 arrays and writes 1; softmax reads 1 and writes 1.
 void bench_bandwidth(const KernelBenchOptions& o, bool& all_ok) {
   int64_t cols = o.softmax_cols;
   int64_t rows = std::max<int64_t>(1, static_cast<int64_t>(o.mib * (1 << 20) / 4) / cols), n = rows * cols;
-  double mib = n * 4.0 / (1 << 20);
   Tensor x = random_input({rows, cols}), y = random_input({rows, cols});
   std::vector<float> hx = x.to_vector<float>(), hy = y.to_vector<float>(), hout(n);
-  Timing triad_t =
-      time_runs([&] { triad(hout.data(), hx.data(), hy.data(), 3.0f, n); }, o.warmup, o.repeats, o.budget_s);
-  Timing copy_t =
-      time_runs([&] { parallel_memcpy(hout.data(), hx.data(), n * 4); }, o.warmup, o.repeats, o.budget_s);
-  double triad_gbs = 3.0 * n * 4 / triad_t.median_s / 1e9, copy_gbs = 2.0 * n * 4 / copy_t.median_s / 1e9;
-  char shape[64];
-  std::snprintf(shape, sizeof shape, "3 x %.0f MiB", mib);
-  print_row({.name = "triad",
-             .shape = shape,
-             .baseline_rate = triad_gbs,
-             .unit = "GB/s",
-             .baseline_name = "triad"});
-  std::snprintf(shape, sizeof shape, "2 x %.0f MiB", mib);
-  print_row({.name = "memcpy",
-             .shape = shape,
-             .baseline_rate = copy_gbs,
-             .unit = "GB/s",
-             .baseline_name = "memcpy"});
-
+  double triad_gbs = bench_bandwidth_baselines(hx, hy, hout, o);
   Tensor out;
   if (o.only.empty() || o.only == "add") {
     Timing t = time_runs(

@@ -2,6 +2,7 @@
 
 #include "base/config.h"
 #include "base/error.h"
+#include "codegen/fuse_mulacc.h"
 #include "codegen/linearize.h"
 #include "codegen/lower_reduce.h"
 #include "codegen/opt.h"
@@ -29,6 +30,8 @@ LinearProgram lower_kernel(const NodeRef& ast, const std::string& name, const st
   verify_stage(k, program_spec(), "after lower reduce");
   // Fold what lowering exposed (identities of accumulators, index math in gates).
   k = rewrite(k, pm_symbolic(), {.name = "final symbolic", .spec = &program_spec()});
+  // acc + a*b in a reduction becomes one fused multiply-add.
+  k = rewrite(k, pm_fuse_mulacc(), {.name = "fuse multiply-add"});
   // Order everything into loops.
   LinearProgram prog = linearize(k, name);
   for (const Node* n : toposort(ast))  // every slot of the scheduled kernel, used or not

@@ -220,7 +220,7 @@ std::string CWriter::alu_expr(const Node& n) {
     case Op::SHR: return str("(", T, ")(", s(0), " >> (", s(1), " & ", bits - 1, "))");
     case Op::WHERE: return str("(", s(0), " ? ", s(1), " : ", s(2), ")");
     case Op::MULACC:
-      if (is_float(t)) return rounded(t, str(rounded(t, str(s(0), " * ", s(1))), " + ", s(2)));
+      if (is_float(t)) return rounded(t, str(dbl ? "fma(" : "fmaf(", s(0), ", ", s(1), ", ", s(2), ")"));
       return str("(", T, ")(", s(0), " * ", s(1), " + ", s(2), ")");
     default: break;
   }

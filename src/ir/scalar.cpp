@@ -157,6 +157,7 @@ Value eval_alu(Op op, DType out, DType in, const Value* a, int n) {
     case Op::SHR: return shift(op, a[0], a[1], out);
     case Op::WHERE: return a[0].i ? a[1] : a[2];
     case Op::MULACC: {
+      if (fl) return Value::of_float(fapply(out, [](auto x, auto y, auto z) { return std::fma(x, y, z); }, a[0].f, a[1].f, a[2].f));
       Value prod = eval_alu(Op::MUL, out, in, a, 2);
       Value s[2] = {prod, a[2]};
       return eval_alu(Op::ADD, out, in, s, 2);

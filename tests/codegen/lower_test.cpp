@@ -116,6 +116,16 @@ TEST(Linearize, IndexArithmeticIsSimplifiedBeforeLinearizing) {
   EXPECT_EQ(find(p, [](const Node& n) { return n.op == Op::IDIV || n.op == Op::MOD; }), -1) << to_string(p);
 }
 
+TEST(FuseMulacc, FloatDotProductsAccumulateWithOneRounding) {
+  NodeRef r0 = range(4, 0, AxisType::LOOP), r1 = range(8, 1, AxisType::REDUCE);
+  NodeRef k = sink(store(r0, reduce(load(1, r0 * 8 + r1) * load(2, r1), {r1})));
+  LinearProgram p = lower_kernel(k, "dot");
+  int acc = find(p, [](const Node& n) { return n.op == Op::ACCUMULATE; });
+  ASSERT_GE(acc, 0);
+  EXPECT_EQ(p.ops[acc]->src[1]->op, Op::MULACC) << to_string(p);
+  EXPECT_EQ(find(p, [](const Node& n) { return n.op == Op::MUL && n.dtype == dtypes::float32; }), -1);
+}
+
 TEST(CheckLinear, RejectsUseBeforeDefinitionAndUnbalancedLoops) {
   NodeRef r0 = range(4, 0, AxisType::LOOP);
   NodeRef c = index_const(4);

@@ -256,12 +256,17 @@ TEST(ScalarFloat, UnaryMathFollowsTheOpMeanings) {
   EXPECT_EQ(float_op(Op::TRUNC, dtypes::float32, 2.7), 2.0);
 }
 
-TEST(ScalarFloat, MulaccIsMulThenAddEachRounded) {
-  // In float16 1025*1025 = 1050625 overflows to inf before the add.
-  Value args[3] = {Value::of_float(1025), Value::of_float(1025), Value::of_float(-1050624)};
-  EXPECT_EQ(eval_alu(Op::MULACC, dtypes::float32, dtypes::float32, args, 3).f, 1.0);
-  args[2] = Value::of_float(-65504);
-  EXPECT_EQ(eval_alu(Op::MULACC, dtypes::float16, dtypes::float16, args, 3).f, kInf);
+TEST(ScalarFloat, MulaccIsFusedRoundedOnce) {
+  // (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24: the 2^-24 survives only without rounding the product first.
+  double a = 1 + std::ldexp(1.0, -12), c = -(1 + std::ldexp(1.0, -11));
+  Value args[3] = {Value::of_float(a), Value::of_float(a), Value::of_float(c)};
+  EXPECT_EQ(eval_alu(Op::MULACC, dtypes::float32, dtypes::float32, args, 3).f, std::ldexp(1.0, -24));
+  Value prod = eval_alu(Op::MUL, dtypes::float32, dtypes::float32, args, 2);
+  Value sum[2] = {prod, args[2]};
+  EXPECT_EQ(eval_alu(Op::ADD, dtypes::float32, dtypes::float32, sum, 2).f, 0.0);  // unfused: 0
+  // float16: fused in float32, then rounded; 1025*1025 - 65504 is still beyond float16's range.
+  Value h[3] = {Value::of_float(1025), Value::of_float(1025), Value::of_float(-65504)};
+  EXPECT_EQ(eval_alu(Op::MULACC, dtypes::float16, dtypes::float16, h, 3).f, kInf);
 }
 
 // ---- CAST ----
