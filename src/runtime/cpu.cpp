@@ -22,15 +22,27 @@ namespace {
 
 std::atomic<size_t> compiles{0};
 
+// Small buffers: 64-byte aligned heap memory, zeroed. Large ones: fresh anonymous pages, which the
+// kernel hands out zeroed on first touch, so no pass over the memory is needed before a kernel
+// writes it.
 class HostAllocator : public Allocator {
  public:
+  static constexpr size_t kMapThreshold = size_t{1} << 20;
   void* alloc(size_t bytes) override {
+    if (bytes >= kMapThreshold) {
+      void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      LG_CHECK(p != MAP_FAILED, "out of host memory mapping ", bytes, " bytes");
+      return p;
+    }
     void* p = nullptr;
     LG_CHECK(posix_memalign(&p, 64, bytes == 0 ? 64 : bytes) == 0, "out of host memory allocating ", bytes, " bytes");
     std::memset(p, 0, bytes);
     return p;
   }
-  void free(void* p, size_t) override { std::free(p); }
+  void free(void* p, size_t bytes) override {
+    if (bytes >= kMapThreshold) munmap(p, bytes);
+    else std::free(p);
+  }
   void copy_in(void* dst, const void* host, size_t bytes) override { std::memcpy(dst, host, bytes); }
   void copy_out(void* host, const void* src, size_t bytes) override { std::memcpy(host, src, bytes); }
 };
