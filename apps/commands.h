@@ -8,6 +8,7 @@ void add_ops_command(CLI::App& app);      // lazygrad ops: the IR's op list with
 void add_devices_command(CLI::App& app);  // lazygrad devices: devices this build can run on
 void add_tokenize_command(CLI::App& app);  // lazygrad tokenize: text <-> Llama 3.1 token ids
 void add_preprocess_command(CLI::App& app);  // lazygrad preprocess: JSON lines -> Megatron .bin/.idx
-void add_bench_command(CLI::App& app);  // lazygrad bench kernels: CPU kernels vs OpenBLAS and bandwidth
+void add_bench_command(CLI::App& app);
+void add_train_command(CLI::App& app);  // lazygrad train: trains a Llama model  // lazygrad bench kernels: CPU kernels vs OpenBLAS and bandwidth
 
 }  // namespace lg::apps

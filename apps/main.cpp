@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   lg::apps::add_tokenize_command(app);
   lg::apps::add_preprocess_command(app);
   lg::apps::add_bench_command(app);
+  lg::apps::add_train_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

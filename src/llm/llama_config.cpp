@@ -103,8 +103,9 @@ std::string LlamaConfig::summary() const {
   std::ostringstream os;
   os << name << ": dim " << dim << ", " << n_layers << " layers, " << n_heads << "/" << n_kv_heads
      << " heads, ffn " << ffn_dim << ", vocab " << vocab_size << ", " << std::fixed;
-  os.precision(1);
-  os << static_cast<double>(num_params()) / 1e6 << "M parameters";
+  double n = static_cast<double>(num_params());
+  os.precision(n < 1e7 ? 3 : 1);
+  os << n / 1e6 << "M parameters";
   return os.str();
 }
 

@@ -20,11 +20,15 @@ void Optimizer::zero_grad() {
 // Scalar k of the per-step buffer, as a float32 0-d tensor.
 static Tensor scalar_at(const Tensor& scalars, int64_t k) { return scalars.slice(0, k, k + 1).reshape({}); }
 
-void Optimizer::step(const std::vector<Tensor>& also) {
+Tensor Optimizer::upload_scalars() const {
   std::vector<double> host = step_scalars();
   // Uploaded as float64 and rounded to float32 in the graph, as torch rounds its Python scalars.
-  Tensor scalars = Tensor::from_doubles(host, {static_cast<int64_t>(host.size())}, dtypes::float32);
-  std::vector<Tensor> outs = also;
+  std::string device = params_.size() ? params_.items()[0].second.device() : "";
+  return Tensor::from_doubles(host, {static_cast<int64_t>(host.size())}, dtypes::float32, device);
+}
+
+std::vector<Tensor> Optimizer::build_step(const Tensor& scalars) {
+  std::vector<Tensor> outs;
   for (size_t i = 0; i < params_.size(); i++) {
     Tensor p = params_.items()[i].second;
     Tensor g = p.grad();
@@ -36,8 +40,15 @@ void Optimizer::step(const std::vector<Tensor>& also) {
   }
   outs.insert(outs.end(), staged_.begin(), staged_.end());
   staged_.clear();
-  Tensor::realize(outs);
   steps_++;
+  return outs;
+}
+
+void Optimizer::step(const std::vector<Tensor>& also) {
+  std::vector<Tensor> outs = also;
+  std::vector<Tensor> update = build_step(upload_scalars());
+  outs.insert(outs.end(), update.begin(), update.end());
+  Tensor::realize(outs);
 }
 
 // ---- AdamW ----

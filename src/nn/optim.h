@@ -17,6 +17,14 @@ class Optimizer {
   // Updates the parameters (those without a gradient are left as they are) and realizes `also` in
   // the same schedule. Increments steps().
   void step(const std::vector<Tensor>& also = {});
+  // The two halves of step(), for a step captured by the Jit (where host uploads inside the captured
+  // function are frozen): upload_scalars() makes this step's per-step numbers (from lr() and
+  // steps()) as a float32 tensor, to be passed into the Jit as an input; build_step(scalars) builds
+  // the update lazily (parameter and state assigns, returned for the caller to realize together
+  // with anything else) and increments steps(). A replay that does not call build_step must
+  // advance steps() itself (set_steps).
+  Tensor upload_scalars() const;
+  std::vector<Tensor> build_step(const Tensor& scalars);
   // Clears the gradient of every parameter.
   void zero_grad();
   void set_lr(double lr) { lr_ = lr; }

@@ -1,5 +1,6 @@
 #include "runtime/buffer.h"
 
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 
@@ -13,6 +14,7 @@ struct Registry {
   std::mutex mu;
   std::unordered_map<uint64_t, BufferMemory> live;  // by BufferArg uid
   size_t bytes = 0;
+  size_t peak = 0;  // the most bytes held at once since the last reset_buffer_peak()
 };
 
 Registry& registry() {
@@ -56,6 +58,7 @@ BufferMemory buffer_memory(const Node& b) {
     return it->second;
   }
   r.bytes += bytes;
+  r.peak = std::max(r.peak, r.bytes);
   return m;
 }
 
@@ -75,6 +78,18 @@ size_t buffer_bytes_in_use() {
   Registry& r = registry();
   std::lock_guard lock(r.mu);
   return r.bytes;
+}
+
+size_t buffer_peak_bytes() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  return r.peak;
+}
+
+void reset_buffer_peak() {
+  Registry& r = registry();
+  std::lock_guard lock(r.mu);
+  r.peak = r.bytes;
 }
 
 }  // namespace lg

@@ -23,5 +23,9 @@ void buffer_copy_in(const Node& b, const void* host, size_t bytes);
 void buffer_copy_out(const Node& b, void* host, size_t bytes);
 // Bytes currently allocated for buffers, over all devices (tests check that memory is returned).
 size_t buffer_bytes_in_use();
+// The most bytes buffers held at once since the last reset_buffer_peak() (or the start). Memory
+// planned into Jit arenas is not included (Jit::planned_bytes() reports it).
+size_t buffer_peak_bytes();
+void reset_buffer_peak();
 
 }  // namespace lg
