@@ -164,6 +164,16 @@ Shape infer_shape(Op op, const std::vector<NodeRef>& src, const Arg& arg) {
     case Op::COPY:
     case Op::CAST:
     case Op::BITCAST: return src[0]->shape;
+    case Op::GATHER: {
+      const Shape& x = src[0]->shape;
+      const Shape& idx = src[1]->shape;
+      int64_t a = std::get<int64_t>(arg);
+      LG_CHECK(x.size() == idx.size() && a >= 0 && a < static_cast<int64_t>(x.size()), "GATHER rank or axis");
+      LG_CHECK(is_int(src[1]->dtype), "GATHER index must be an integer");
+      for (size_t i = 0; i < x.size(); i++)
+        LG_CHECK(static_cast<int64_t>(i) == a || idx[i] <= x[i], "GATHER index axis ", i, " exceeds the source");
+      return idx;
+    }
     case Op::ASSIGN:
       LG_CHECK(src[0]->shape == src[1]->shape, "ASSIGN of a different shape");
       return src[0]->shape;

@@ -69,7 +69,7 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
         continue;
       }
       p += paths[u];
-      c = c || crosses[u] || user->op == Op::EXPAND;
+      c = c || crosses[u] || user->op == Op::EXPAND || (user->op == Op::GATHER && user->src[0].get() == node);
     }
     paths[k] = std::min(p, 2);
     crosses[k] = c;

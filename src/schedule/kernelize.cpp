@@ -151,6 +151,14 @@ NodeRef push_at(Ctx& ctx, const NodeRef& a) {
     case Op::CONTIGUOUS: return at(x->src[0], gate, idx);
     case Op::ASSIGN: return at(x->src[1], gate, idx);
     case Op::REDUCE_AXIS: return push_reduce(ctx, *x, gate, std::move(idx));
+    case Op::GATHER: {  // x[..., index[j], ...]: the index is loaded, then used as an address
+      int64_t axis = x->get_arg<int64_t>();
+      NodeRef pos = cast(at(x->src[1], gate, idx), dtypes::index);
+      NodeRef valid = logical_and(ge(pos, 0), lt(pos, x->src[0]->shape[axis]));
+      std::vector<NodeRef> inner = idx;
+      inner[axis] = pos;
+      return where(valid, at(x->src[0], and_gate(gate, valid), inner), cnst(x->dtype, 0));
+    }
     case Op::PAD: {
       NodeRef valid = pad_valid(*x, idx);
       NodeRef inner = at(x->src[0], and_gate(gate, valid), move_index(*x, idx));

@@ -22,6 +22,7 @@ const Spec& tensor_spec() {
           {Pat::ops(alu_ops()), nullptr},
           {Pat::ops(op_set({Op::RESHAPE, Op::PERMUTE, Op::EXPAND, Op::PAD, Op::SHRINK, Op::FLIP})), nullptr},
           {Pat::op(Op::COPY, {Pat::any(), Pat::op(Op::DEVICE)}), nullptr},
+          {Pat::op(Op::GATHER), nullptr},
           {Pat::op(Op::ASSIGN, {Pat::any("t"), Pat::any()}),
            [](const Match& m) {
              const Node* t = m["t"].get();

@@ -211,32 +211,17 @@ Tensor Tensor::repeat(const std::vector<int64_t>& repeats) const {
   return reshape(unit).expand(expanded).reshape(merged);
 }
 
-// gather: compare index against every position of the axis and keep the matching element.
+// gather: one GATHER node; the kernel loads the index, then the element it points at.
 Tensor Tensor::gather(int64_t axis, const Tensor& index) const {
   int64_t a = norm_axis(axis, ndim(), "gather");
   LG_USER_CHECK(index.ndim() == ndim(), "gather: index has rank ", index.ndim(), ", tensor has rank ",
                 ndim());
   LG_USER_CHECK(is_int(index.dtype()), "gather: index must be an integer tensor, got ", name(index.dtype()));
-  Pairs keep;
-  for (int64_t i = 0; i < ndim(); i++) {
+  LG_USER_CHECK(index.device() == device(), "gather: index is on ", index.device(), ", the tensor on ", device());
+  for (int64_t i = 0; i < ndim(); i++)
     LG_USER_CHECK(i == a || index.shape()[i] <= shape()[i], "gather: index axis ", i, " (", index.shape()[i],
                   ") is larger than the tensor's (", shape()[i], ")");
-    keep.emplace_back(0, i == a ? shape()[i] : index.shape()[i]);
-  }
-  int64_t n = shape()[a];
-  std::vector<int64_t> order;
-  for (int64_t i = 0; i < ndim(); i++)
-    if (i != a) order.push_back(i);
-  order.push_back(a);
-  // values: (index shape..., n), constant along the gathered axis
-  Tensor values = shrink(keep).permute(order).unsqueeze(a);
-  Shape full = index.shape();
-  full.push_back(n);
-  values = values.expand(full);
-  Tensor positions = Tensor::arange(0, n, 1, index.dtype(), index.device());
-  Tensor hit = index.unsqueeze(-1).eq(positions);
-  Tensor picked = hit.where(values, values.scalar_like(0).cast(dtype()));
-  return is_bool(dtype()) ? picked.max(-1) : picked.sum(-1).cast(dtype());
+  return Tensor(make(Op::GATHER, dtype(), {node(), index.node()}, a));
 }
 
 }  // namespace lg

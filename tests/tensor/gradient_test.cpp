@@ -92,6 +92,7 @@ const std::vector<GradCase>& grad_cases() {
       {"split", {{{5, 2}}}, F(t[0].split(2, 0)[2] * 2.0 + t[0].split(2, 0)[0].sum())},
       {"repeat", {{{2, 2}}}, F(t[0].repeat({2, 3}))},
       {"gather", {{{3, 4}}}, F(t[0].gather(1, int_tensor({0, 3, 3, 1, 2, 0}, {3, 2})))},
+      {"gather_rows_of_a_wider_table", {{{4, 3}}}, F(t[0].gather(0, int_tensor({3, 0, 3, 1}, {2, 2})))},
       {"contiguous", {{{2, 3}}}, F(t[0].permute({1, 0}).contiguous())},
       // ---- reductions ----
       {"sum_all", {{{2, 3}}}, F(t[0].sum())},

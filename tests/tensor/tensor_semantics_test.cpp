@@ -170,3 +170,18 @@ TEST(Debug, Level5PrintsEveryNamedRewrite) {
 
 }  // namespace
 }  // namespace lg
+
+namespace lg {
+namespace {
+
+// gather is one GATHER node: the kernel loads the index and then the element it names; an index
+// outside the axis reads 0 instead of memory (Embedding relies on it for out-of-range ids).
+TEST(Gather, LoadsByIndexAndGivesZeroOutsideTheAxis) {
+  Tensor table = Tensor::from_vector(std::vector<float>{1, 2, 3, 4, 5, 6}, {3, 2});
+  Tensor ids = Tensor::from_vector(std::vector<int32_t>{2, 2, -1, -1, 0, 3}, {3, 2});
+  EXPECT_EQ(table.gather(0, ids).node()->op, Op::GATHER);
+  EXPECT_EQ(table.gather(0, ids).to_vector<float>(), (std::vector<float>{5, 6, 0, 0, 1, 0}));
+}
+
+}  // namespace
+}  // namespace lg
