@@ -174,6 +174,17 @@ Shape infer_shape(Op op, const std::vector<NodeRef>& src, const Arg& arg) {
         LG_CHECK(static_cast<int64_t>(i) == a || idx[i] <= x[i], "GATHER index axis ", i, " exceeds the source");
       return idx;
     }
+    case Op::SCATTER_ADD: {
+      const Shape& t = src[0]->shape;
+      const Shape& idx = src[1]->shape;
+      int64_t a = std::get<int64_t>(arg);
+      LG_CHECK(idx == src[2]->shape && t.size() == idx.size() && a >= 0 && a < static_cast<int64_t>(t.size()),
+               "SCATTER_ADD shapes or axis");
+      LG_CHECK(is_int(src[1]->dtype), "SCATTER_ADD index must be an integer");
+      for (size_t i = 0; i < t.size(); i++)
+        LG_CHECK(static_cast<int64_t>(i) == a || idx[i] <= t[i], "SCATTER_ADD index axis ", i, " exceeds the target");
+      return t;
+    }
     case Op::ASSIGN:
       LG_CHECK(src[0]->shape == src[1]->shape, "ASSIGN of a different shape");
       return src[0]->shape;

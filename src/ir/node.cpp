@@ -22,6 +22,7 @@ const char* axis_type_name(AxisType t) {
     case AxisType::GROUP: return "GROUP";
     case AxisType::UPCAST: return "UPCAST";
     case AxisType::UNROLL: return "UNROLL";
+    case AxisType::SERIAL: return "SERIAL";
   }
   return "?";
 }

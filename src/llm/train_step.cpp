@@ -19,7 +19,12 @@ TrainStep::TrainStep(Llama& model, TrainStepOptions options) : model_(model), o_
   for (const auto& [n, p] : masters_)
     LG_USER_CHECK(p.dtype() == dtypes::float32, "train: master weight \"", n, "\" is ", name(p.dtype()),
                   "; master weights must be float32");
-  opt_ = std::make_unique<nn::AdamW>(masters_, o_.adamw);
+  if (o_.optimizer == "adamw")
+    opt_ = std::make_unique<nn::AdamW>(masters_, o_.adamw);
+  else if (o_.optimizer == "sgd")
+    opt_ = std::make_unique<nn::SGD>(masters_, o_.sgd);
+  else
+    user_error("train: unknown optimizer \"", o_.optimizer, "\"; use adamw or sgd");
   for (const auto& [n, p] : masters_) grad_acc_.push_back(nn::init::zeros(p.shape(), dtypes::float32, p.device()));
   if (o_.compute == dtypes::float32) {
     compute_ = masters_;
@@ -127,6 +132,16 @@ size_t TrainStep::planned_bytes() const {
   for (const Jit* j : {micro_jit_.get(), update_jit_.get(), eval_jit_.get()})
     if (j && j->captured()) total += j->planned_bytes();
   return total;
+}
+
+void TrainStep::reset_optimizer() {
+  std::vector<Tensor> outs;
+  for (auto& [name, t] : opt_->state()) {
+    Tensor s = t;
+    outs.push_back(s.assign(Tensor::zeros(s.shape(), s.dtype(), s.device())));
+  }
+  Tensor::realize(outs);
+  opt_->set_steps(0);
 }
 
 void TrainStep::refresh_compute() {

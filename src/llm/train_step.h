@@ -27,7 +27,9 @@ namespace lg::llm {
 struct TrainStepOptions {
   int64_t micro_batch = 8, seq_len = 256, grad_accum = 1;
   DType compute = dtypes::bfloat16;  // bfloat16 or float32
+  std::string optimizer = "adamw";   // "adamw" or "sgd" (momentum 0: no optimizer state)
   nn::AdamWConfig adamw;             // adamw.lr is replaced by step()'s lr
+  nn::SGDConfig sgd;
   double clip = 1.0;                 // global gradient norm bound (<= 0: no clipping)
   int64_t loss_chunk = 0;            // tokens per chunk of the head + loss (0: all at once)
   bool jit = true;
@@ -54,13 +56,16 @@ class TrainStep {
   // Sum of the token cross-entropies of one batch (micro_batch, seq_len), with no gradients.
   double eval_loss_sum(const HostBatch& batch);
 
-  nn::AdamW& optimizer() { return *opt_; }
+  nn::Optimizer& optimizer() { return *opt_; }
   const nn::ParamList& masters() const { return masters_; }
   const TrainStepOptions& options() const { return o_; }
   // Bytes of the captured steps' planned intermediates (0 before capture).
   size_t planned_bytes() const;
   // After masters or optimizer state were overwritten (checkpoint load): recast the compute copies.
   void refresh_compute();
+  // Zeroes the optimizer's state and step count (after warm-up steps at learning rate 0, which leave
+  // the weights exactly as they were: the MLPerf driver compiles and captures before the clock).
+  void reset_optimizer();
 
  private:
   Tensor upload(const int32_t* data) const;
@@ -72,7 +77,7 @@ class TrainStep {
   TrainStepOptions o_;
   nn::ParamList masters_, compute_;
   std::vector<Tensor> grad_acc_;
-  std::unique_ptr<nn::AdamW> opt_;
+  std::unique_ptr<nn::Optimizer> opt_;
   std::unique_ptr<Jit> micro_jit_, update_jit_, eval_jit_;
 };
 

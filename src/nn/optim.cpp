@@ -89,13 +89,15 @@ Tensor AdamW::updated(size_t i, const Tensor& g, const Tensor& scalars) {
 
 // ---- SGD ----
 
+// Without momentum there is no state (no buffers).
 SGD::SGD(ParamList params, SGDConfig cfg) : Optimizer(std::move(params), cfg.lr), cfg_(cfg) {
-  for (const auto& [name, p] : params_) buf_.push_back(init::zeros(p.shape(), dtypes::float32, p.device()));
+  if (cfg_.momentum != 0)
+    for (const auto& [name, p] : params_) buf_.push_back(init::zeros(p.shape(), dtypes::float32, p.device()));
 }
 
 ParamList SGD::state() const {
   ParamList s;
-  for (size_t i = 0; i < params_.size(); i++) s.add("momentum_buffer." + params_.items()[i].first, buf_[i]);
+  for (size_t i = 0; i < buf_.size(); i++) s.add("momentum_buffer." + params_.items()[i].first, buf_[i]);
   return s;
 }
 

@@ -89,7 +89,7 @@ struct SGDConfig {
 class SGD : public Optimizer {
  public:
   SGD(ParamList params, SGDConfig cfg);
-  ParamList state() const override;  // "momentum_buffer.<name>"
+  ParamList state() const override;  // "momentum_buffer.<name>" (none when momentum is 0)
 
  private:
   std::vector<double> step_scalars() const override;

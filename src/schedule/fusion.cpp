@@ -46,13 +46,16 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
     if (!is_buffer_view(s.get())) realize[um.index_of(s.get())] = true;
 
   // paths[i]: number of paths from node i to realize points through fused nodes (capped at 2);
-  // crosses[i]: some such path crosses an EXPAND or a REDUCE_AXIS.
+  // crosses[i]: some such path crosses an EXPAND (the value would be recomputed per broadcast
+  // element), a PAD (the reduction would run, gated off, over the padding too) or the table of a
+  // GATHER (rows read at data-dependent positions).
   std::vector<int> paths(n, 0);
   std::vector<bool> crosses(n, false);
   for (size_t k = n; k-- > 0;) {
     const Node* node = order[k];
     if (node->op == Op::SINK) continue;
-    if (node->op == Op::CONTIGUOUS || node->op == Op::COPY || node->op == Op::ASSIGN) realize[k] = true;
+    if (node->op == Op::CONTIGUOUS || node->op == Op::COPY || node->op == Op::ASSIGN || node->op == Op::SCATTER_ADD)
+      realize[k] = true;
     if (node->op == Op::COPY && !is_contiguous_buffer_view(node->src[0].get()))
       realize[um.index_of(node->src[0].get())] = true;
     int p = 0;
@@ -64,12 +67,14 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
         p += 1;
         continue;
       }
-      if (user->op == Op::ASSIGN || user->op == Op::COPY) {  // their sources are read as realized values
+      if (user->op == Op::ASSIGN || user->op == Op::COPY ||
+          (user->op == Op::SCATTER_ADD && user->src[0].get() == node)) {  // read as realized values
         p += 1;
         continue;
       }
       p += paths[u];
-      c = c || crosses[u] || user->op == Op::EXPAND || (user->op == Op::GATHER && user->src[0].get() == node);
+      c = c || crosses[u] || user->op == Op::EXPAND || user->op == Op::PAD ||
+          (user->op == Op::GATHER && user->src[0].get() == node);
     }
     paths[k] = std::min(p, 2);
     crosses[k] = c;

@@ -217,4 +217,35 @@ KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
   return {ast, ctx.buffers, kernel_name(*point, ast), ctx.reads};
 }
 
+KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
+                                  const std::unordered_map<const Node*, NodeRef>& realized) {
+  Ctx ctx{point.get(), &realized, {}, 0, {}};
+  NodeRef out_global = ctx.global(out);
+  const NodeRef& index = point->src[1];
+  const NodeRef& values = point->src[2];
+  const Shape& target = point->shape;
+  int64_t axis = point->get_arg<int64_t>();
+  constexpr int64_t kSerialId = int64_t{1} << 40;  // after every other loop: innermost
+  std::vector<NodeRef> idx;
+  for (size_t i = 0; i < values->shape.size(); i++) {
+    int64_t d = values->shape[i];
+    bool serial = static_cast<int64_t>(i) == axis;
+    idx.push_back(d == 1 ? index_const(0)
+                         : serial ? range(d, kSerialId, AxisType::SERIAL) : range(d, ctx.next_range++, AxisType::LOOP));
+  }
+  NodeRef pos = cast(at(index, bool_const(true), idx), dtypes::index);
+  NodeRef valid = logical_and(ge(pos, 0), lt(pos, target[axis]));
+  std::vector<NodeRef> dst = idx;
+  dst[axis] = pos;
+  NodeRef addr = make(Op::INDEX, out->dtype.as_ptr(), {out_global, flat_index(dst, target), valid});
+  NodeRef old = make(Op::LOAD, out->dtype, {addr});
+  NodeRef sum = old + cast(at(values, bool_const(true), idx), out->dtype);
+  NodeRef ast = make(Op::SINK, dtypes::void_, {make(Op::STORE, dtypes::void_, {addr, sum})});
+  ast = rewrite(ast, pm_kernelize(), {.name = "kernelize scatter", .top_down = true}, std::any(&ctx));
+  verify_stage(ast, kernel_spec(), "after kernelize");
+  std::string name = "S";
+  for (int64_t d : values->shape) name += "_" + std::to_string(d);
+  return {ast, ctx.buffers, name, ctx.reads};
+}
+
 }  // namespace lg

@@ -24,6 +24,12 @@ struct KernelizeResult {
 
 // point: the realize point; out: its buffer; realized: every realize point's buffer (other points
 // are loaded from there).
+// A SCATTER_ADD point: one kernel over the values' positions, the scattered axis a SERIAL loop
+// innermost (duplicate indices add in order), each position adding its value into out at the
+// loaded index: out[..., index[j], ...] += values[j] (skipped when the index is out of range).
+KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
+                                  const std::unordered_map<const Node*, NodeRef>& realized);
+
 KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
                           const std::unordered_map<const Node*, NodeRef>& realized);
 

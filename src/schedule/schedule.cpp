@@ -32,6 +32,13 @@ struct Planned {
 };
 
 NodeRef buffer_for(const Node* n) {
+  if (n->op == Op::SCATTER_ADD) {  // adds into its target's buffer
+    const Node* t = n->src[0].get();
+    if (t->op == Op::ASSIGN) return buffer_for(t);
+    const Node* b = view_base(t);
+    LG_CHECK(b && is_contiguous_buffer_view(t), "SCATTER_ADD target is not a contiguous buffer");
+    return NodeRef::share(b);
+  }
   if (n->op == Op::ASSIGN) {
     const Node* b = view_base(n->src[0].get());
     LG_CHECK(b && is_contiguous_buffer_view(n->src[0].get()), "ASSIGN target is not a contiguous buffer");
@@ -117,6 +124,12 @@ Schedule create_schedule(const NodeRef& sink) {
                 {buf_of[n], src_buf},
                 str("copy ", s->device_name(), " -> ", n->device_name())};
       p.reads = {buf_of.count(s) ? s : src_buf.get()};
+    } else if (n->op == Op::SCATTER_ADD) {
+      if (n->src[2]->numel() == 0) continue;  // nothing to add
+      KernelizeResult k = kernelize_scatter(point, buf_of[n], buf_of);
+      p.reads = k.reads;
+      p.reads.push_back(n->src[0].get());  // after the target's value is in the buffer
+      p.item = {ScheduleItem::Kind::Kernel, k.ast, k.buffers, k.name};
     } else {
       if (n->numel() == 0) continue;  // nothing to compute; the buffer is empty
       KernelizeResult k = kernelize(point, buf_of[n], buf_of);

@@ -23,6 +23,13 @@ const Spec& tensor_spec() {
           {Pat::ops(op_set({Op::RESHAPE, Op::PERMUTE, Op::EXPAND, Op::PAD, Op::SHRINK, Op::FLIP})), nullptr},
           {Pat::op(Op::COPY, {Pat::any(), Pat::op(Op::DEVICE)}), nullptr},
           {Pat::op(Op::GATHER), nullptr},
+          {Pat::op(Op::SCATTER_ADD, {Pat::any("t"), Pat::any(), Pat::any()}),
+           [](const Match& m) {
+             const Node* t = m["t"].get();
+             if (t->op == Op::ASSIGN) return true;
+             if (t->op == Op::RESHAPE) t = t->src[0].get();
+             return t->op == Op::BUFFER;
+           }},
           {Pat::op(Op::ASSIGN, {Pat::any("t"), Pat::any()}),
            [](const Match& m) {
              const Node* t = m["t"].get();

@@ -138,21 +138,14 @@ Grads reduce_grad(const Match& m, const Tensor& ret, const Tensor& g) {
 Grads identity_grad(const Match&, const Tensor&, const Tensor& g) { return {g}; }
 
 // GATHER(x, index) along axis a: x's element at position v of axis a receives the sum of g over
-// the positions j whose index is v (a scatter-add, built densely from a comparison against every v).
-// Positions of x beyond the index's extent on the other axes get zero. The index gets no gradient.
+// the positions j whose index is v: a SCATTER_ADD of g into a fresh zeroed buffer (O(g) work, not
+// O(g x axis length)). The index gets no gradient.
 Grads gather_grad(const Match& m, const Tensor&, const Tensor& g) {
   Tensor x = src_of(m, 0), index = src_of(m, 1);
-  int64_t a = m.root()->get_arg<int64_t>(), rank = x.ndim(), n = x.shape()[a];
-  Tensor hit = index.unsqueeze(-1).eq(Tensor::arange(0, n, 1, index.dtype(), index.device()));  // (I..., n)
-  Tensor gi = g.unsqueeze(-1);
-  Tensor picked = hit.where(gi.expand(hit.shape()), gi.scalar_like(0).expand(hit.shape()));
-  Tensor summed = picked.sum(a, false);  // (I without axis a..., n)
-  std::vector<int64_t> order;            // move the trailing n to axis a
-  for (int64_t i = 0; i < rank; i++) order.push_back(i == a ? rank - 1 : (i < a ? i : i - 1));
-  Tensor scattered = summed.permute(order);
-  Pairs pads;
-  for (int64_t i = 0; i < rank; i++) pads.emplace_back(0, x.shape()[i] - scattered.shape()[i]);
-  return {scattered.pad(pads), Tensor()};
+  Tensor acc = Tensor::empty(x.shape(), g.dtype(), g.device());
+  acc.assign(Tensor::zeros(x.shape(), g.dtype(), g.device()));
+  return {Tensor(make(Op::SCATTER_ADD, g.dtype(), {acc.node(), index.node(), g.node()}, m.root()->get_arg<int64_t>())),
+          Tensor()};
 }
 // COPY(x, DEVICE): the gradient goes back to x's device; the DEVICE source gets none.
 Grads copy_grad(const Match& m, const Tensor&, const Tensor& g) {
