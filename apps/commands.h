@@ -9,6 +9,7 @@ void add_devices_command(CLI::App& app);  // lazygrad devices: devices this buil
 void add_tokenize_command(CLI::App& app);  // lazygrad tokenize: text <-> Llama 3.1 token ids
 void add_preprocess_command(CLI::App& app);  // lazygrad preprocess: JSON lines -> Megatron .bin/.idx
 void add_bench_command(CLI::App& app);
-void add_train_command(CLI::App& app);  // lazygrad train: trains a Llama model  // lazygrad bench kernels: CPU kernels vs OpenBLAS and bandwidth
+void add_train_command(CLI::App& app);  // lazygrad train: trains a Llama model
+void add_mlperf_command(CLI::App& app);  // lazygrad mlperf: the MLPerf llama31_8b benchmark, timed  // lazygrad bench kernels: CPU kernels vs OpenBLAS and bandwidth
 
 }  // namespace lg::apps

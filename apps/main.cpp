@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   lg::apps::add_preprocess_command(app);
   lg::apps::add_bench_command(app);
   lg::apps::add_train_command(app);
+  lg::apps::add_mlperf_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

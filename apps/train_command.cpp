@@ -102,7 +102,8 @@ void run_train(TrainArgs& a) {
   o.step.compute = a.dtype == "bf16" ? dtypes::bfloat16 : dtypes::float32;
   o.step.jit = !a.no_jit;
   o.peak_flops = a.peak_tflops * 1e12;
-  o.step.adamw.lr = o.lr;
+  o.step.adamw.lr = o.step.sgd.lr = o.lr;
+  o.step.sgd.weight_decay = 0;
 
   Tensor::manual_seed(o.seed);
   std::unique_ptr<llm::Llama> model;
@@ -168,6 +169,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--warmup", o.warmup, "linear warmup steps")->capture_default_str();
   cmd->add_option("--schedule", o.schedule, "cosine (MLPerf), constant or wsd")->capture_default_str();
   cmd->add_option("--schedule-steps", o.schedule_steps, "length of the LR schedule (default --steps)");
+  cmd->add_option("--optimizer", o.step.optimizer, "adamw (MLPerf) or sgd (plain SGD, --momentum; no state)")
+      ->capture_default_str();
+  cmd->add_option("--momentum", o.step.sgd.momentum, "SGD momentum")->capture_default_str();
   cmd->add_option("--weight-decay", o.step.adamw.weight_decay, "AdamW weight decay (not on 1-D parameters)")->capture_default_str();
   cmd->add_option("--clip", o.step.clip, "global gradient norm bound (0: none)")->capture_default_str();
   cmd->add_option("--loss-chunk", o.step.loss_chunk, "tokens per chunk of the head and loss (0: one chunk)")->capture_default_str();
