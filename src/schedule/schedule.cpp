@@ -13,6 +13,7 @@
 #include "rewrite/rules/movement.h"
 #include "schedule/fusion.h"
 #include "schedule/kernelize.h"
+#include "schedule/split_reduce.h"
 
 namespace lg {
 
@@ -91,6 +92,9 @@ Schedule create_schedule(const NodeRef& sink) {
   LG_CHECK(sink->op == Op::SINK, "create_schedule of ", op_name(sink->op));
   schedules_made.fetch_add(1);
   NodeRef g = rewrite(sink, pm_movement_cleanup(), {.name = "tensor cleanup"});
+  // Before fusion: the first stage of a split reduction is a realize point (CONTIGUOUS).
+  g = rewrite(g, pm_split_reduce(), {.name = "split large reductions"});
+  g = rewrite(g, pm_movement_cleanup(), {.name = "tensor cleanup after split"});
   verify_stage(g, tensor_spec(), "schedule input");
   UserMap um = user_map(g);
   std::vector<bool> realize = find_realize_points(um, g);
