@@ -46,6 +46,8 @@ class StrideOf {
 
 }  // namespace
 
+int64_t index_stride(const NodeRef& index, const Node* range) { return StrideOf(range)(index.get()); }
+
 std::vector<Access> kernel_accesses(const NodeRef& scheduled) {
   // Movement ops leave index arithmetic like (r0*12 + r1) / 12; the strides are those of the folded
   // index that lower_kernel generates code from (folding changes no range).

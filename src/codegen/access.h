@@ -24,6 +24,10 @@ struct Access {
   std::vector<int64_t> stride;  // per kernel axis, in elements
 };
 
+// d(index)/d(range) of an int64 index expression: 0 when it does not depend on the range,
+// kNonAffineStride when it does but not as c * range.
+int64_t index_stride(const NodeRef& index, const Node* range);
+
 // Every LOAD and STORE of a kernel AST (kernel stage), in topological order.
 std::vector<Access> kernel_accesses(const NodeRef& ast);
 

@@ -48,18 +48,6 @@ NodeRef unroll(const NodeRef& ast, const NodeRef& u) {
   return rewrite(ast, pm, {.name = "expand unroll"});
 }
 
-// The values combined as a balanced tree of neighbours ((v0 op v1) op (v2 op v3)) ...: log2(n)
-// dependent ops instead of n-1, and a depth-first walk still meets v0, v1, ... in order (the
-// linearizer declares the accumulators in that order, which lets clang pack them into vectors).
-NodeRef combine_pairwise(Op op, std::vector<NodeRef> v) {
-  while (v.size() > 1) {
-    std::vector<NodeRef> next;
-    for (size_t i = 0; i < v.size(); i += 2) next.push_back(i + 1 < v.size() ? alu(op, v[i], v[i + 1]) : v[i]);
-    v = std::move(next);
-  }
-  return v[0];
-}
-
 bool is_reduce_range(const NodeRef& ast, const Node* u) {
   for (const Node* n : toposort(ast))
     if (n->op == Op::REDUCE && std::find(n->src.begin() + 1, n->src.end(), u) != n->src.end()) return true;
@@ -104,6 +92,15 @@ NodeRef upcast(const NodeRef& ast, const NodeRef& u) {
 }
 
 }  // namespace
+
+NodeRef combine_pairwise(Op op, std::vector<NodeRef> v) {
+  while (v.size() > 1) {
+    std::vector<NodeRef> next;
+    for (size_t i = 0; i < v.size(); i += 2) next.push_back(i + 1 < v.size() ? alu(op, v[i], v[i + 1]) : v[i]);
+    v = std::move(next);
+  }
+  return v[0];
+}
 
 NodeRef expand_upcasts(const NodeRef& ast) {
   LG_CHECK(ast->op == Op::SINK, "expand_upcasts of ", op_name(ast->op));

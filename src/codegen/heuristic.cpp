@@ -50,14 +50,17 @@ struct KernelShape {
     }
     return contiguous;
   }
-  // Some load that moves along other axes does not move along a: copies of the body along a share
-  // that load's value (a register tile's reuse).
-  bool reused_along(int a) const {
-    for (const Access& x : access) {
-      if (x.is_store || x.stride[a] != 0) continue;
-      for (int b = 0; b < axes(); b++)
-        if (b != a && x.stride[b] != 0) return true;
-    }
+  // Some load that is contiguous along the vector axis v also moves along a.
+  bool moves_vectors_along(int a, int v) const {
+    for (const Access& x : access)
+      if (!x.is_store && x.stride[v] == 1 && x.stride[a] != 0) return true;
+    return false;
+  }
+  // Some load that is contiguous along the vector axis v does not move along a: copies of the body
+  // along a share its loaded vectors (a register tile's reuse).
+  bool reuses_vectors_along(int a, int v) const {
+    for (const Access& x : access)
+      if (!x.is_store && x.stride[v] == 1 && x.stride[a] == 0) return true;
     return false;
   }
 };
@@ -70,45 +73,48 @@ int last_axis(const KernelShape& k, bool reduce, F ok) {
   return -1;
 }
 
-// A register tile: `columns` lanes along the vector axis times `rows` copies along a reused axis.
-struct Tile {
-  int columns, rows;
-};
-
-// The first tile of the table whose sizes divide the axes. Measured on AVX-512 (docs/performance.md):
-// clang's SLP vectorizer packs the scalar copies into 4 x 3 or 4 x 2 zmm accumulators well, and
-// falls back to scalar code or spills for larger tiles (4 x 4, 8 x 3).
-Tile pick_tile(int64_t columns, int64_t rows) {
-  for (Tile t : {Tile{3 * kVectorLanes, 4}, Tile{2 * kVectorLanes, 4}, Tile{kVectorLanes, 8}, Tile{kVectorLanes, 4}, Tile{kVectorLanes, 2}})
-    if (pick(columns, {t.columns}) && pick(rows, {t.rows})) return t;
-  return {pick(columns, {kVectorLanes}), 0};
-}
-
-// Register tiles for a reduction. Two shapes, from the access strides:
-//   output-vector: an output axis is contiguous in the store and every load (NN, TN matmul, column
-//     sums, embedding lookups): UPCAST it by a vector (two vectors wide) and UPCAST an output axis
-//     that some load broadcasts over by up to 8, so each loaded vector feeds 8 FMAs;
-//   reduce-vector: only a reduce axis is contiguous (NT matmul, row sums, full sums): UPCAST it into
-//     16 partial accumulators per output (one vector), and UPCAST up to two reused output axes by 4.
+// Register tiles for a reduction, from the access strides. The renderer turns the first UPCAST of
+// kVectorLanes trips into vector values (codegen/vectorize.h); the other UPCASTs copy that vector
+// code. Two shapes:
+//   output-vector: an output axis is contiguous in the store and every load (NN and TN matmul,
+//     column sums, embedding lookups): one vector along it, 3 or 2 vectors wide, times up to 8
+//     copies along an output axis some load broadcasts over: 16-24 vector accumulators, each
+//     loaded vector feeding 8 FMAs and each broadcast scalar 2-3 (measured best on AVX-512: 4 x 4
+//     and 2 x 16 were slower, 4 x 8 spills);
+//   reduce-vector: only a reduce axis is contiguous (NT matmul, row sums, full sums): one vector of
+//     partial accumulators along it, times 4 x 4 outputs along two reused output axes (each loaded
+//     vector feeds 4 FMAs); with no reused axis, 4 vectors of partials to hide the add latency.
 std::vector<Opt> reduce_opts(const KernelShape& k) {
   std::vector<Opt> opts;
   std::vector<int64_t> left = k.size;  // loop trips left on each axis
-  auto upcast = [&](int a, int amount) {
-    opts.push_back({OptKind::UPCAST, a, amount});
-    left[a] /= amount;
+  // amounts that divide the trips left; whole_ok: may use them all up (a vector axis's last copies)
+  auto upcast = [&](int a, std::initializer_list<int> amounts, bool whole_ok = false) {
+    if (int u = whole_ok && left[a] > 1 && std::find(amounts.begin(), amounts.end(), left[a]) != amounts.end() ? static_cast<int>(left[a]) : pick(left[a], amounts)) {
+      opts.push_back({OptKind::UPCAST, a, u});
+      left[a] /= u;
+    }
   };
-  int vec = last_axis(k, false, [&](int a) { return k.vectorizable(a) && pick(k.size[a], {kVectorLanes}); });
-  if (vec >= 0) {
-    int tile = last_axis(k, false, [&](int a) { return a != vec && k.reused_along(a) && pick(k.size[a], {8, 4, 2}); });
-    Tile t = tile >= 0 ? pick_tile(k.size[vec], k.size[tile]) : Tile{pick(k.size[vec], {4 * kVectorLanes, 2 * kVectorLanes, kVectorLanes}), 0};
-    upcast(vec, t.columns);
-    if (t.rows) upcast(tile, t.rows);
-  } else if (int red = last_axis(k, true, [&](int a) { return k.vectorizable(a) && pick(k.size[a], {kVectorLanes}); }); red >= 0) {
-    upcast(red, kVectorLanes);
+  auto vector_axis = [&](bool reduce) {
+    return last_axis(k, reduce, [&](int a) { return k.vectorizable(a) && pick(k.size[a], {kVectorLanes}); });
+  };
+  if (int vec = vector_axis(false); vec >= 0) {
+    int tile = last_axis(k, false, [&](int a) { return a != vec && k.reuses_vectors_along(a, vec) && pick(k.size[a], {8, 4, 2}); });
+    upcast(vec, {kVectorLanes});
+    upcast(vec, tile >= 0 ? std::initializer_list<int>{3, 2} : std::initializer_list<int>{4, 2}, true);
+    if (tile >= 0) upcast(tile, {8, 4, 2});
+    // Loop order for cache reuse: the outermost (parallel) loop runs over the column panels of the
+    // operand loaded as vectors, so each panel is read from cache by every row tile in turn.
+    int panel = last_axis(k, false, [&](int a) { return a != tile && left[a] >= kParallelTrips && k.moves_vectors_along(a, vec); });
+    if (panel > 0) opts.push_back({OptKind::THREAD, panel});
+    if (panel > 0) return opts;
+  } else if (int red = vector_axis(true); red >= 0) {
+    upcast(red, {kVectorLanes});
+    int tiles = 0;
+    for (int a = k.axes() - 1; a >= 0; a--)
+      if (!k.reduce[a] && k.reuses_vectors_along(a, red) && tiles < 2 && pick(left[a], {4, 2})) upcast(a, {4, 2}), tiles++;
+    if (tiles == 0) upcast(red, {4, 2});
   } else {  // no contiguous axis: a small scalar tile
-    int out = last_axis(k, false, [](int) { return true; });
-    if (out >= 0)
-      if (int u = pick(k.size[out], {4, 2})) upcast(out, u);
+    if (int out = last_axis(k, false, [](int) { return true; }); out >= 0) upcast(out, {4, 2});
   }
   // The outermost output loop (axis 0: output axes come first) is split over the cores: make it one
   // with enough trips.

@@ -52,6 +52,11 @@ NodeRef apply_opts(const NodeRef& ast, const std::vector<Opt>& opts);
 // UNROLL).
 NodeRef expand_upcasts(const NodeRef& ast);
 
+// The values combined as a balanced tree of neighbours ((v0 op v1) op (v2 op v3)) ...: log2(n)
+// dependent ops instead of n-1, and a depth-first walk still meets v0, v1, ... in order (the
+// linearizer declares accumulators in that order). Partial accumulators are combined this way.
+NodeRef combine_pairwise(Op op, std::vector<NodeRef> v);
+
 // Replaces every node that is a key of `with` by its value, everywhere in root (not inside the
 // replacements themselves).
 NodeRef substitute(const NodeRef& root, const std::vector<std::pair<NodeRef, NodeRef>>& with);

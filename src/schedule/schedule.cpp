@@ -19,6 +19,8 @@ namespace lg {
 
 bool is_buffer_view(const Node* n) { return view_base(n) != nullptr; }
 
+bool is_reshaped_contiguous(const Node* n) { return n->op == Op::RESHAPE && n->src[0]->op == Op::CONTIGUOUS; }
+
 const Node* view_base(const Node* n) {
   while (is_movement(n->op)) n = n->src[0].get();
   return n->op == Op::BUFFER ? n : nullptr;
@@ -136,7 +138,9 @@ Schedule create_schedule(const NodeRef& sink) {
   for (size_t i = 0; i < g->src.size(); i++) {
     const NodeRef& n = g->src[i];
     auto it = buf_of.find(n.get());
-    if (it == buf_of.end())
+    if (it == buf_of.end() && is_reshaped_contiguous(n.get()))
+      s.outputs.push_back(make(Op::RESHAPE, n->dtype, {buf_of.at(n->src[0].get())}, n->shape));
+    else if (it == buf_of.end())
       s.outputs.push_back(n);
     else if (n->op == Op::ASSIGN)
       s.outputs.push_back(n->src[0]);

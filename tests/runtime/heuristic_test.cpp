@@ -8,6 +8,7 @@
 
 #include "codegen/access.h"
 #include "codegen/heuristic.h"
+#include "codegen/program.h"
 #include "ir/build.h"
 #include "runtime/buffer.h"
 #include "runtime/realize.h"
@@ -86,27 +87,89 @@ TEST(Heuristic, MatmulWithAContiguousOutputAxisVectorizesItAndTilesTheBroadcastA
   for (Layout l : {Layout::NN, Layout::TN}) {
     NodeRef mm = matmul("INTERP", l, 64, 48, 64);
     std::vector<Opt> opts = cpu_heuristic_opts(only_item(create_schedule(make(Op::SINK, dtypes::void_, {mm}))).ast);
-    EXPECT_EQ(to_string(opts), "[UPCAST(1,32), UPCAST(0,4)]");
+    // one vector along m, two vectors wide, times 8 rows; m has too few trips left to be the panel loop
+    EXPECT_EQ(to_string(opts), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8)]");
   }
 }
 
 TEST(Heuristic, MatmulWithOnlyTheReductionContiguousSplitsItIntoVectorAccumulators) {
   NodeRef mm = matmul("INTERP", Layout::NT, 64, 48, 32);
   std::vector<Opt> opts = cpu_heuristic_opts(only_item(create_schedule(make(Op::SINK, dtypes::void_, {mm}))).ast);
-  EXPECT_EQ(to_string(opts), "[UPCAST(2,16)]");
+  // 16 partial sums along k, times 4 x 4 outputs
+  EXPECT_EQ(to_string(opts), "[UPCAST(2,16), UPCAST(1,4), UPCAST(0,4)]");
 }
 
-TEST(Heuristic, FewOutputRowsMoveTheParallelLoopToAnAxisWithMoreTrips) {
-  // out (8, 1024): after the 8-row tile, axis 0 has one trip; the column axis gets THREAD.
+TEST(Heuristic, TheColumnPanelLoopIsTheParallelOneWhenItHasTheTrips) {
+  // out (8, 1024): 4-row tiles leave axis 0 two trips; the 32 column panels are the outer loop.
   NodeRef mm = matmul("INTERP", Layout::NN, 8, 16, 1024);
   std::vector<Opt> opts = cpu_heuristic_opts(only_item(create_schedule(make(Op::SINK, dtypes::void_, {mm}))).ast);
-  EXPECT_EQ(to_string(opts), "[UPCAST(1,32), UPCAST(0,4), THREAD(1,0)]");
+  EXPECT_EQ(to_string(opts), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,4), THREAD(1,0)]");
 }
 
 TEST(Heuristic, EveryMatmulLayoutOnCpuEqualsTheInterpreter) {
   for (Layout l : {Layout::NN, Layout::NT, Layout::TN})
     for (auto [n, k, m] : {std::tuple{64, 48, 64}, {8, 16, 1024}, {48, 80, 96}, {5, 7, 3}})
       expect_close(run(matmul("CPU", l, n, k, m)), run(matmul("INTERP", l, n, k, m)));
+}
+
+// The CPU renderer's vector width turns the heuristic's first UPCAST into vector values.
+std::vector<const Node*> ops_of(const LinearProgram& p, Op op) {
+  std::vector<const Node*> out;
+  for (const NodeRef& n : p.ops)
+    if (n->op == op) out.push_back(n.get());
+  return out;
+}
+
+TEST(Vectorize, TheHeuristicTileOfAMatmulBecomesVectorLoadsAndFmas) {
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NN, 64, 48, 64)}));
+  const ScheduleItem& item = only_item(s);
+  LinearProgram p = lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16);
+  int vector_fmas = 0;
+  for (const Node* n : ops_of(p, Op::MULACC)) vector_fmas += n->dtype.count == 16;
+  EXPECT_EQ(vector_fmas, 16);  // 2 vectors x 8 rows
+  for (const Node* n : ops_of(p, Op::LOAD)) EXPECT_TRUE(n->dtype.count == 16 || n->src[0]->src[0]->get_arg<int64_t>() == 1);
+  EXPECT_EQ(ops_of(p, Op::VECTORIZE).size(), 8u);  // a(n, k) broadcast, once per row
+  EXPECT_TRUE(lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 0).ops.size() > p.ops.size());
+}
+
+TEST(Vectorize, PartialSumsAlongTheReductionAreCombinedLaneByLane) {
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NT, 64, 48, 32)}));
+  const ScheduleItem& item = only_item(s);
+  LinearProgram p = lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16);
+  EXPECT_EQ(ops_of(p, Op::GEP).size(), 16u * 16u);  // 16 lanes of each of the 4 x 4 outputs
+}
+
+TEST(Vectorize, Bfloat16MatmulOnCpuEqualsTheInterpreterExactly) {
+  // bf16 operands and output: vector loads convert, the f32 accumulators round once at the store.
+  auto bf16 = [](const NodeRef& x) { return make(Op::CAST, dtypes::bfloat16, {x}); };
+  auto f32 = [](const NodeRef& x) { return make(Op::CAST, dtypes::float32, {x}); };
+  auto run_bytes = [&](const std::string& dev) {
+    NodeRef a = make(Op::CONTIGUOUS, dtypes::bfloat16, {bf16(input(dev, {32, 48}, 0.37f))});
+    NodeRef b = make(Op::CONTIGUOUS, dtypes::bfloat16, {bf16(input(dev, {48, 64}, 0.21f))});
+    NodeRef out = bf16(matmul_nt(f32(a), f32(permute(b, {1, 0}))));
+    NodeRef buf = realize(make(Op::SINK, dtypes::void_, {out}))[0];
+    const Node* base = buf->op == Op::BUFFER ? buf.get() : buf->src[0].get();
+    std::vector<uint16_t> bits(buf->numel());
+    buffer_copy_out(*base, bits.data(), bits.size() * 2);
+    return bits;
+  };
+  EXPECT_EQ(run_bytes("CPU"), run_bytes("INTERP"));
+}
+
+TEST(Vectorize, EmbeddingStyleSelectSumsOnCpuEqualTheInterpreter) {
+  // out (16, 32) = sum_v where(ids[i] == v, w[v, j], 0): the condition is shared by the lanes of j.
+  auto embed = [](const std::string& dev) {
+    NodeRef ids = make(Op::CAST, dtypes::int32, {input(dev, {16}, 1)});  // values in [-5, 5]
+    NodeRef w = input(dev, {8, 32}, 0.5f);
+    NodeRef v = make(Op::IOTA, dtypes::int32, {device_node(dev)}, int64_t{8});
+    NodeRef hit = make(Op::CMPEQ, dtypes::boolean,
+                       {make(Op::EXPAND, dtypes::int32, {make(Op::RESHAPE, dtypes::int32, {ids}, Shape{16, 1, 1})}, Shape{16, 8, 32}),
+                        make(Op::EXPAND, dtypes::int32, {make(Op::RESHAPE, dtypes::int32, {v}, Shape{1, 8, 1})}, Shape{16, 8, 32})});
+    NodeRef wx = make(Op::EXPAND, dtypes::float32, {make(Op::RESHAPE, dtypes::float32, {w}, Shape{1, 8, 32})}, Shape{16, 8, 32});
+    NodeRef zero = make(Op::EXPAND, dtypes::float32, {make(Op::RESHAPE, dtypes::float32, {make(Op::CONST, dtypes::float32, {device_node(dev)}, 0.0)}, Shape{1, 1, 1})}, Shape{16, 8, 32});
+    return make(Op::REDUCE_AXIS, dtypes::float32, {make(Op::WHERE, dtypes::float32, {hit, wx, zero})}, ReduceArg{Op::ADD, {1}});
+  };
+  expect_close(run(embed("CPU")), run(embed("INTERP")));
 }
 
 TEST(Heuristic, RowAndColumnSumsOnCpuEqualTheInterpreter) {
