@@ -133,9 +133,14 @@ std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast) {
   KernelShape k(ast);
   bool has_reduce = std::find(k.reduce.begin(), k.reduce.end(), true) != k.reduce.end();
   if (has_reduce) return reduce_opts(k);
-  std::vector<Opt> opts;  // elementwise: a vector-width UPCAST of the last axis
-  if (k.axes() > 0)
-    if (int u = pick(k.size.back(), {8, 4})) opts.push_back({OptKind::UPCAST, k.axes() - 1, u});
+  // Elementwise: one vector along the last axis when every access is contiguous or broadcast along
+  // it (copies, casts, the matmul's panel packing), else a scalar UPCAST by 8 or 4.
+  std::vector<Opt> opts;
+  int last = k.axes() - 1;
+  if (last < 0) return opts;
+  int u = k.vectorizable(last) ? pick(k.size[last], {kVectorLanes}) : 0;
+  if (!u) u = pick(k.size[last], {8, 4});
+  if (u) opts.push_back({OptKind::UPCAST, last, u});
   return opts;
 }
 
