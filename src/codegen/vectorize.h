@@ -14,8 +14,8 @@
 //     REDUCE's own loops (an UPCAST of a reduce axis), the lanes are partial accumulators,
 //     combined after the loops by a tree of lane extractions (GEP) and adds.
 // Any other use leaves the kernel unchanged (expand_upcasts then makes scalar copies). The result
-// is what the scalar copies compute, lane for lane; only the partial-accumulator combination order
-// differs from expand_upcasts' (both reassociate the same way: pairwise neighbours).
+// is what the scalar copies compute, lane for lane, partial sums included: both combine them with
+// combine_pairwise (codegen/opt.h).
 #include "ir/node.h"
 
 namespace lg {
