@@ -59,6 +59,46 @@ static inline uint64_t lg_d_to_u64(double x) {
 #define LG_MODS(a, b) ((b) == 0 || (b) == -1 ? 0 : (a) % (b))
 #define LG_IDIVU(a, b) ((b) == 0 ? 0 : (a) / (b))
 #define LG_MODU(a, b) ((b) == 0 ? 0 : (a) % (b))
+/* 16-lane vectors (codegen/vectorize.h) hold float32 values, also for bfloat16 (as scalars do);
+   a vector load or store moves 16 consecutive elements, unaligned. fma is fused (rounded once) as
+   fmaf is: one AVX-512 instruction where there is one, else fmaf per lane. */
+typedef float lg_f32x16 __attribute__((vector_size(64)));
+static inline lg_f32x16 lg_load_f32x16(const float* p) { lg_f32x16 v; memcpy(&v, p, sizeof v); return v; }
+static inline void lg_store_f32x16(float* p, lg_f32x16 v) { memcpy(p, &v, sizeof v); }
+typedef uint16_t lg_u16x16 __attribute__((vector_size(32)));
+typedef uint32_t lg_u32x16 __attribute__((vector_size(64)));
+static inline lg_f32x16 lg_load_bf16x16(const uint16_t* p) { /* lg_bf16_to_f per lane */
+  lg_u16x16 h;
+  memcpy(&h, p, sizeof h);
+  lg_u32x16 w = __builtin_convertvector(h, lg_u32x16) << 16;
+  lg_f32x16 v;
+  memcpy(&v, &w, sizeof v);
+  return v;
+}
+/* lg_f_to_bf16 per lane, without branches (NaN: quiet, sign kept; else round to nearest even), in
+   the low 16 bits of each lane */
+static inline lg_u32x16 lg_bf16_bits_x16(lg_f32x16 v) {
+  lg_u32x16 u;
+  memcpy(&u, &v, sizeof u);
+  lg_u32x16 nan = (lg_u32x16)((u & 0x7fffffffu) > 0x7f800000u);
+  lg_u32x16 rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  return (((u >> 16) | 0x0040u) & nan) | (rounded & ~nan);
+}
+static inline void lg_store_bf16x16(uint16_t* p, lg_f32x16 v) {
+  lg_u16x16 h = __builtin_convertvector(lg_bf16_bits_x16(v), lg_u16x16);
+  memcpy(p, &h, sizeof h);
+}
+static inline lg_f32x16 lg_round_bf16x16(lg_f32x16 v) { /* lg_round_bf16 per lane */
+  lg_u32x16 w = lg_bf16_bits_x16(v) << 16;
+  memcpy(&v, &w, sizeof v);
+  return v;
+}
+#if defined(__AVX512F__)
+#include <immintrin.h>
+static inline lg_f32x16 lg_fma_f32x16(lg_f32x16 a, lg_f32x16 b, lg_f32x16 c) { return (lg_f32x16)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }
+#else
+static inline lg_f32x16 lg_fma_f32x16(lg_f32x16 a, lg_f32x16 b, lg_f32x16 c) { for (int i = 0; i < 16; i++) c[i] = fmaf(a[i], b[i], c[i]); return c; }
+#endif
 )C";
 
 }  // namespace lg

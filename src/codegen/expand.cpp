@@ -48,6 +48,35 @@ NodeRef unroll(const NodeRef& ast, const NodeRef& u) {
   return rewrite(ast, pm, {.name = "expand unroll"});
 }
 
+bool is_reduce_range(const NodeRef& ast, const Node* u) {
+  for (const Node* n : toposort(ast))
+    if (n->op == Op::REDUCE && std::find(n->src.begin() + 1, n->src.end(), u) != n->src.end()) return true;
+  return false;
+}
+
+// An UPCAST of a reduce axis: REDUCE(v, ..., u, ...) -> REDUCE(v[u=0], ...) op ... op REDUCE(v[u=n-1], ...):
+// n partial accumulators over the remaining loops (one loop nest: linearize groups them), combined
+// after the loops.
+NodeRef split_accumulators(const NodeRef& ast, const NodeRef& u) {
+  int64_t n = u->src[0]->const_as_int();
+  PatternMatcher pm({{"split accumulators", Pat::op(Op::REDUCE), [&](const Match& m) -> NodeRef {
+                        const NodeRef& red = m.root();
+                        auto it = std::find(red->src.begin() + 1, red->src.end(), u);
+                        if (it == red->src.end()) return {};
+                        std::vector<NodeRef> loops;
+                        for (auto s = red->src.begin() + 1; s != red->src.end(); ++s)
+                          if (s != it) loops.push_back(*s);
+                        std::vector<NodeRef> parts;
+                        for (int64_t k = 0; k < n; k++) {
+                          std::vector<NodeRef> src{substitute(red->src[0], {{u, index_const(k)}})};
+                          src.insert(src.end(), loops.begin(), loops.end());
+                          parts.push_back(loops.empty() ? src[0] : make(Op::REDUCE, red->dtype, std::move(src), red->arg));
+                        }
+                        return combine_pairwise(red->get_arg<Op>(), std::move(parts));
+                      }}});
+  return rewrite(ast, pm, {.name = "expand split accumulators"});
+}
+
 // SINK(stores...) -> each store that uses u, once per value of u.
 NodeRef upcast(const NodeRef& ast, const NodeRef& u) {
   int64_t n = u->src[0]->const_as_int();
@@ -64,9 +93,20 @@ NodeRef upcast(const NodeRef& ast, const NodeRef& u) {
 
 }  // namespace
 
+NodeRef combine_pairwise(Op op, std::vector<NodeRef> v) {
+  while (v.size() > 1) {
+    std::vector<NodeRef> next;
+    for (size_t i = 0; i < v.size(); i += 2) next.push_back(i + 1 < v.size() ? alu(op, v[i], v[i + 1]) : v[i]);
+    v = std::move(next);
+  }
+  return v[0];
+}
+
 NodeRef expand_upcasts(const NodeRef& ast) {
   LG_CHECK(ast->op == Op::SINK, "expand_upcasts of ", op_name(ast->op));
   NodeRef k = ast;
+  for (const NodeRef& u : ranges_of_type(k, AxisType::UPCAST))
+    if (is_reduce_range(k, u.get())) k = split_accumulators(k, u);
   for (const NodeRef& u : ranges_of_type(k, AxisType::UNROLL)) k = unroll(k, u);
   for (const NodeRef& u : ranges_of_type(k, AxisType::UPCAST)) k = upcast(k, u);
   return k;

@@ -1,32 +1,146 @@
 #include "codegen/heuristic.h"
 
+#include <algorithm>
+
+#include "codegen/access.h"
+
 namespace lg {
+namespace {
 
-static int64_t axis_size(const NodeRef& r) { return r->src[0]->const_as_int(); }
-static bool is_reduce(const NodeRef& r) { return r->get_arg<RangeArg>().type == AxisType::REDUCE; }
+constexpr int kVectorLanes = 16;      // fp32 lanes of a 512-bit register
+constexpr int64_t kParallelTrips = 16;  // outer-loop trips that split evenly enough over the cores
 
-// The largest of `choices` (descending) that divides n, or 0.
-static int pick(int64_t n, std::initializer_list<int> choices) {
+int64_t axis_size(const NodeRef& r) { return r->src[0]->const_as_int(); }
+bool is_reduce(const NodeRef& r) { return r->get_arg<RangeArg>().type == AxisType::REDUCE; }
+
+// The largest of `choices` (descending) that divides n and leaves a loop of at least 2, or 0.
+int pick(int64_t n, std::initializer_list<int> choices) {
   for (int c : choices)
     if (n % c == 0 && n > c) return c;
   return 0;
 }
 
-std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast) {
-  std::vector<NodeRef> axes = kernel_axes(ast);
-  std::vector<int> out, red;
-  for (int i = 0; i < static_cast<int>(axes.size()); i++) (is_reduce(axes[i]) ? red : out).push_back(i);
-  std::vector<Opt> opts;
-  if (red.empty()) {
-    if (!out.empty())
-      if (int u = pick(axis_size(axes[out.back()]), {8, 4})) opts.push_back({OptKind::UPCAST, out.back(), u});
-    return opts;
+// The kernel as the heuristic sees it: axis sizes and kinds, and how each access strides along them.
+struct KernelShape {
+  std::vector<int64_t> size;
+  std::vector<bool> reduce;
+  std::vector<Access> access;
+
+  explicit KernelShape(const NodeRef& ast) : access(kernel_accesses(ast)) {
+    for (const NodeRef& r : kernel_axes(ast)) {
+      size.push_back(axis_size(r));
+      reduce.push_back(is_reduce(r));
+    }
   }
-  if (!out.empty())
-    if (int u = pick(axis_size(axes[out.back()]), {16, 8, 4})) opts.push_back({OptKind::UPCAST, out.back(), u});
-  if (out.size() >= 2)
-    if (int u = pick(axis_size(axes[out[out.size() - 2]]), {4, 2})) opts.push_back({OptKind::UPCAST, out[out.size() - 2], u});
-  if (int u = pick(axis_size(axes[red.back()]), {4, 2})) opts.push_back({OptKind::UNROLL, red.back(), u});
+  int axes() const { return static_cast<int>(size.size()); }
+
+  // Every load along a is either a broadcast or contiguous, and at least one is contiguous (or it is
+  // an output axis the store writes contiguously).
+  bool vectorizable(int a) const {
+    bool contiguous = false;
+    for (const Access& x : access) {
+      if (x.is_store) {
+        if (!reduce[a] && x.stride[a] != 1) return false;
+        contiguous = contiguous || !reduce[a];
+      } else if (x.stride[a] != 0 && x.stride[a] != 1) {
+        return false;
+      } else {
+        contiguous = contiguous || x.stride[a] == 1;
+      }
+    }
+    return contiguous;
+  }
+  // Some load that is contiguous along the vector axis v also moves along a.
+  bool moves_vectors_along(int a, int v) const {
+    for (const Access& x : access)
+      if (!x.is_store && x.stride[v] == 1 && x.stride[a] != 0) return true;
+    return false;
+  }
+  // Some load that is contiguous along the vector axis v does not move along a: copies of the body
+  // along a share its loaded vectors (a register tile's reuse).
+  bool reuses_vectors_along(int a, int v) const {
+    for (const Access& x : access)
+      if (!x.is_store && x.stride[v] == 1 && x.stride[a] == 0) return true;
+    return false;
+  }
+};
+
+// The last axis of the wanted kind (reduce or output) that satisfies ok, or -1.
+template <class F>
+int last_axis(const KernelShape& k, bool reduce, F ok) {
+  for (int a = k.axes() - 1; a >= 0; a--)
+    if (k.reduce[a] == reduce && ok(a)) return a;
+  return -1;
+}
+
+// Register tiles for a reduction, from the access strides. The renderer turns the first UPCAST of
+// kVectorLanes trips into vector values (codegen/vectorize.h); the other UPCASTs copy that vector
+// code. Two shapes:
+//   output-vector: an output axis is contiguous in the store and every load (NN and TN matmul,
+//     column sums, embedding lookups): one vector along it, 3 or 2 vectors wide, times up to 8
+//     copies along an output axis some load broadcasts over: 16-24 vector accumulators, each
+//     loaded vector feeding 8 FMAs and each broadcast scalar 2-3 (measured best on AVX-512: 4 x 4
+//     and 2 x 16 were slower, 4 x 8 spills);
+//   reduce-vector: only a reduce axis is contiguous (NT matmul, row sums, full sums): one vector of
+//     partial accumulators along it, times 4 x 4 outputs along two reused output axes (each loaded
+//     vector feeds 4 FMAs); with no reused axis, 4 vectors of partials to hide the add latency.
+std::vector<Opt> reduce_opts(const KernelShape& k) {
+  std::vector<Opt> opts;
+  std::vector<int64_t> left = k.size;  // loop trips left on each axis
+  // amounts that divide the trips left; whole_ok: may use them all up (a vector axis's last copies)
+  auto upcast = [&](int a, std::initializer_list<int> amounts, bool whole_ok = false) {
+    if (int u = whole_ok && left[a] > 1 && std::find(amounts.begin(), amounts.end(), left[a]) != amounts.end() ? static_cast<int>(left[a]) : pick(left[a], amounts)) {
+      opts.push_back({OptKind::UPCAST, a, u});
+      left[a] /= u;
+    }
+  };
+  auto vector_axis = [&](bool reduce) {
+    return last_axis(k, reduce, [&](int a) { return k.vectorizable(a) && pick(k.size[a], {kVectorLanes}); });
+  };
+  if (int vec = vector_axis(false); vec >= 0) {
+    int tile = last_axis(k, false, [&](int a) { return a != vec && k.reuses_vectors_along(a, vec) && pick(k.size[a], {8, 4, 2}); });
+    upcast(vec, {kVectorLanes});
+    upcast(vec, tile >= 0 ? std::initializer_list<int>{3, 2} : std::initializer_list<int>{4, 2}, true);
+    if (tile >= 0) upcast(tile, {8, 4, 2});
+    // Loop order for cache reuse: the outermost (parallel) loop runs over the column panels of the
+    // operand loaded as vectors, so each panel is read from cache by every row tile in turn.
+    int panel = last_axis(k, false, [&](int a) { return a != tile && left[a] >= kParallelTrips && k.moves_vectors_along(a, vec); });
+    if (panel > 0) opts.push_back({OptKind::THREAD, panel});
+    if (panel > 0) return opts;
+  } else if (int red = vector_axis(true); red >= 0) {
+    upcast(red, {kVectorLanes});
+    int tiles = 0;
+    for (int a = k.axes() - 1; a >= 0; a--)
+      if (!k.reduce[a] && k.reuses_vectors_along(a, red) && tiles < 2 && pick(left[a], {4, 2})) upcast(a, {4, 2}), tiles++;
+    if (tiles == 0) upcast(red, {4, 2});
+  } else {  // no contiguous axis: a small scalar tile
+    if (int out = last_axis(k, false, [](int) { return true; }); out >= 0) upcast(out, {4, 2});
+  }
+  // The outermost output loop (axis 0: output axes come first) is split over the cores: make it one
+  // with enough trips.
+  if (k.axes() > 0 && !k.reduce[0] && left[0] < kParallelTrips) {
+    int best = 0;
+    for (int a = 1; a < k.axes() && !k.reduce[a]; a++)
+      if (left[a] > left[best]) best = a;
+    if (best != 0) opts.push_back({OptKind::THREAD, best});
+  }
+  return opts;
+}
+
+}  // namespace
+
+std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast) {
+  KernelShape k(ast);
+  bool has_reduce = std::find(k.reduce.begin(), k.reduce.end(), true) != k.reduce.end();
+  if (has_reduce) return reduce_opts(k);
+  // Elementwise: one vector along the last axis when every access is contiguous or broadcast along
+  // it (copies, casts, the matmul's panel packing), else a scalar UPCAST by 8 or 4.
+  std::vector<Opt> opts;
+  int last = k.axes() - 1;
+  if (last < 0) return opts;
+  int u = k.vectorizable(last) ? pick(k.size[last], {kVectorLanes}) : 0;
+  if (!u) u = pick(k.size[last], {8, 4});
+  if (u) opts.push_back({OptKind::UPCAST, last, u});
   return opts;
 }
 

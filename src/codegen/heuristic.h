@@ -7,9 +7,12 @@
 
 namespace lg {
 
-// A register tile for kernels with a reduction (UPCAST the last output axis by up to 16 and the one
-// before by up to 4, UNROLL the reduction by up to 4); vector-width UPCAST of the last axis for
-// elementwise kernels. Only amounts that divide the axis are used.
+// Kernels with a reduction get a register tile chosen from their access strides (codegen/access.h):
+// a vector-wide UPCAST of the axis that is contiguous in memory (an output axis when the store and
+// loads allow it, else the reduce axis as partial accumulators), UPCASTs of output axes that some
+// load broadcasts over (reuse), and THREAD on an output axis with enough trips when the outermost
+// has too few. Elementwise kernels: one vector (16) along the last axis when it is contiguous, else
+// an UPCAST by 8 or 4. Only amounts that divide the axis are used. heuristic.cpp says why.
 std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast);
 
 }  // namespace lg

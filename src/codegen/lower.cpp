@@ -7,6 +7,7 @@
 #include "codegen/lower_reduce.h"
 #include "codegen/opt.h"
 #include "codegen/program.h"
+#include "codegen/vectorize.h"
 #include "ir/graph.h"
 #include "rewrite/rewrite.h"
 #include "rewrite/rules/symbolic.h"
@@ -15,13 +16,16 @@
 namespace lg {
 
 // The codegen pipeline, one named step per line.
-LinearProgram lower_kernel(const NodeRef& ast, const std::string& name, const std::vector<Opt>& opts) {
+LinearProgram lower_kernel(const NodeRef& ast, const std::string& name, const std::vector<Opt>& opts, int vector_lanes) {
   NodeRef k = ast;
   // Movement ops left index arithmetic like (r0*12 + r1) / 12: fold it before anything reads it.
   k = rewrite(k, pm_symbolic(), {.name = "initial symbolic"});
   // The schedule as data: split and retype RANGEs (heuristic, BEAM or none).
   if (config().debug >= 3 && !opts.empty()) std::fprintf(stderr, "opts %s: %s\n", name.c_str(), to_string(opts).c_str());
   k = apply_opts(k, opts);
+  // One UPCAST range becomes vector lanes where the renderer has vector types (before the other
+  // UPCASTs are copied, so each copy is vector code).
+  if (vector_lanes > 1) k = vectorize_lanes(k, vector_lanes);
   // UPCAST/UNROLL ranges become copies of the code that uses them; fold the constants they left.
   k = expand_upcasts(k);
   k = rewrite(k, pm_symbolic(), {.name = "expanded symbolic"});

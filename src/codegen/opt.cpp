@@ -127,8 +127,7 @@ static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
   int64_t next_id = 0;
   for (const Node* x : all_ranges(ast)) next_id = std::max(next_id, rid(x) + 1);
   switch (o.kind) {
-    case OptKind::UPCAST:
-      if (reduce) throw OptError("UPCAST of a reduce axis (use UNROLL)");
+    case OptKind::UPCAST:  // on a reduce axis: the UPCAST range stays listed in the REDUCE (partial sums)
       return split(ast, r, o.amount, AxisType::UPCAST, next_id);
     case OptKind::UNROLL:
       if (!reduce) throw OptError("UNROLL of an output axis (use UPCAST)");

@@ -7,7 +7,9 @@
 // first; the list is recomputed after every Opt, so axis numbers refer to the kernel as it is then.
 //
 //   UPCAST a  n   output axis a -> a/n outer loop x n copies of the body (register tile; expanded
-//                 before linearizing, so clang sees n independent values)
+//                 before linearizing, so clang sees n independent values). On a reduce axis: n
+//                 partial accumulators over the a/n loop, one per copy, combined after the loop
+//                 (reassociates the reduction; lets a reduction along a contiguous axis vectorize)
 //   UNROLL a  n   reduce axis a -> a/n loop x n copies of the update inside the loop
 //   LOCAL  a  n   output axis a -> a/n x n with the n-loop moved innermost of the output loops
 //                 (cache blocking)
@@ -45,9 +47,15 @@ std::vector<NodeRef> kernel_axes(const NodeRef& ast);
 // Applies opts in order; throws OptError if one does not apply.
 NodeRef apply_opts(const NodeRef& ast, const std::vector<Opt>& opts);
 
-// Replaces UPCAST and UNROLL ranges by copies of the code that uses them (n stores for an UPCAST,
-// n folded updates for an UNROLL).
+// Replaces UPCAST and UNROLL ranges by copies of the code that uses them (n stores for an UPCAST of
+// an output axis, n partial accumulators for an UPCAST of a reduce axis, n folded updates for an
+// UNROLL).
 NodeRef expand_upcasts(const NodeRef& ast);
+
+// The values combined as a balanced tree of neighbours ((v0 op v1) op (v2 op v3)) ...: log2(n)
+// dependent ops instead of n-1, and a depth-first walk still meets v0, v1, ... in order (the
+// linearizer declares accumulators in that order). Partial accumulators are combined this way.
+NodeRef combine_pairwise(Op op, std::vector<NodeRef> v);
 
 // Replaces every node that is a key of `with` by its value, everywhere in root (not inside the
 // replacements themselves).

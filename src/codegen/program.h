@@ -23,7 +23,10 @@ struct LinearProgram {
 // Lowers one kernel AST (kernel stage, from the scheduler) to a linear program through the named
 // passes of the codegen pipeline (see lower.cpp). DEBUG=5 prints the graph after each pass.
 // opts: the optimization list to apply (codegen/opt.h); illegal ones throw OptError.
-LinearProgram lower_kernel(const NodeRef& ast, const std::string& name, const std::vector<Opt>& opts = {});
+// vector_lanes: the renderer's vector width (Renderer::vector_lanes); 0 keeps every value scalar
+// (INTERP runs scalar programs only).
+LinearProgram lower_kernel(const NodeRef& ast, const std::string& name, const std::vector<Opt>& opts = {},
+                           int vector_lanes = 0);
 
 // The program stage (after "lower reduce") and the checks on a linear program.
 const struct Spec& program_spec();

@@ -12,8 +12,16 @@ namespace {
 
 bool is_half(DType t) { return t.scalar == Scalar::Float16 || t.scalar == Scalar::BFloat16; }
 
+// The C type of a vector of t: 16 float32 lanes, also for bfloat16 (held in float like scalars).
+std::string vector_type(DType t) {
+  LG_CHECK((t.scalar == Scalar::Float32 || t.scalar == Scalar::BFloat16) && t.count == 16, "C renderer: no vector type for ", name(t));
+  return "lg_f32x16";
+}
+// The suffix of the prelude's vector load and store for elements of t in memory.
+std::string vector_memory(DType t) { return t.scalar == Scalar::BFloat16 ? "bf16x16" : "f32x16"; }
+
 // The C type a value of t is held in.
-const char* reg_type(DType t) {
+const char* scalar_reg_type(DType t) {
   switch (t.scalar) {
     case Scalar::Bool: return "bool_t";
     case Scalar::Int8: return "int8_t";
@@ -31,8 +39,10 @@ const char* reg_type(DType t) {
   internal_error(__FILE__, __LINE__, "no C type for " + name(t));
 }
 
+std::string reg_type(DType t) { return t.count > 1 ? vector_type(t) : scalar_reg_type(t); }
+
 // The C type an element of t is stored as.
-const char* mem_type(DType t) { return is_half(t) ? "uint16_t" : reg_type(t); }
+std::string mem_type(DType t) { return is_half(t) ? "uint16_t" : reg_type(t); }
 
 std::string float_literal(double v, DType t) {
   bool dbl = t.scalar == Scalar::Float64;
@@ -43,7 +53,18 @@ std::string float_literal(double v, DType t) {
   return buf;
 }
 
-std::string literal(const Node& c) {
+std::string scalar_literal(const Node& c);
+
+// A vector of the same value in every lane.
+std::string splat(DType t, const std::string& x) {
+  std::string s = "((" + vector_type(t) + "){";
+  for (int i = 0; i < t.count; i++) s += (i ? ", " : "") + x;
+  return s + "})";
+}
+
+std::string literal(const Node& c) { return c.dtype.count > 1 ? splat(c.dtype, scalar_literal(c)) : scalar_literal(c); }
+
+std::string scalar_literal(const Node& c) {
   if (is_float(c.dtype)) return float_literal(std::get<double>(c.arg), c.dtype);
   int64_t v = std::get<int64_t>(c.arg);
   if (is_bool(c.dtype)) return v ? "1" : "0";
@@ -115,7 +136,7 @@ class CWriter {
         return;
       default: break;
     }
-    LG_CHECK(is_alu(n.op), "C renderer cannot render ", op_name(n.op));
+    LG_CHECK(is_alu(n.op) || n.op == Op::VECTORIZE || n.op == Op::GEP, "C renderer cannot render ", op_name(n.op));
     define(n, alu_expr(n));
   }
 
@@ -142,6 +163,7 @@ class CWriter {
 
   void emit_load(const Node& n) {
     const Node& idx = *n.src[0];
+    if (n.dtype.count > 1) return define(n, str("lg_load_", vector_memory(n.dtype), "(&", ref(n.src[0]), ")"));
     std::string v = from_memory(n.dtype, ref(n.src[0]));
     if (idx.src.size() == 3) v = str(ref(idx.src[2]), " ? ", v, " : 0");
     define(n, v);
@@ -149,6 +171,8 @@ class CWriter {
 
   void emit_store(const Node& n) {
     const Node& idx = *n.src[0];
+    DType t = n.src[1]->dtype;
+    if (t.count > 1) return line(str("lg_store_", vector_memory(t), "(&", ref(n.src[0]), ", ", ref(n.src[1]), ");"));
     std::string s = str(ref(n.src[0]), " = ", to_memory(n.src[1]->dtype, ref(n.src[1])), ";");
     line(idx.src.size() == 3 ? str("if (", ref(idx.src[2]), ") ", s) : s);
   }
@@ -160,6 +184,10 @@ class CWriter {
 std::string CWriter::cast_expr(const Node& n) {
   DType from = n.src[0]->dtype, to = n.dtype;
   const std::string& x = ref(n.src[0]);
+  if (to.count > 1) {  // bfloat16 <-> float32 vectors (codegen/vectorize.h): both held in float
+    LG_CHECK(from.count == to.count && is_float(from) && is_float(to), "C renderer: vector CAST ", name(from), " -> ", name(to));
+    return to.scalar == Scalar::BFloat16 ? str("lg_round_bf16x16(", x, ")") : x;
+  }
   if (is_bool(to)) return str("(", x, " != 0)");
   if (is_float(from) && is_float(to)) {
     if (to.scalar == Scalar::Float64) return str("(double)", x);
@@ -219,7 +247,14 @@ std::string CWriter::alu_expr(const Node& n) {
     case Op::SHL: return str("(", T, ")((uint64_t)", s(0), " << (", s(1), " & ", bits - 1, "))");
     case Op::SHR: return str("(", T, ")(", s(0), " >> (", s(1), " & ", bits - 1, "))");
     case Op::WHERE: return str("(", s(0), " ? ", s(1), " : ", s(2), ")");
+    case Op::VECTORIZE: {
+      std::string v = "((" + vector_type(t) + "){";
+      for (size_t i = 0; i < n.src.size(); i++) v += (i ? ", " : "") + s(static_cast<int>(i));
+      return v + "})";
+    }
+    case Op::GEP: return str(s(0), "[", n.get_arg<int64_t>(), "]");
     case Op::MULACC:
+      if (t.count > 1) return str("lg_fma_f32x16(", s(0), ", ", s(1), ", ", s(2), ")");
       if (is_float(t)) return rounded(t, str(dbl ? "fma(" : "fmaf(", s(0), ", ", s(1), ", ", s(2), ")"));
       return str("(", T, ")(", s(0), " * ", s(1), " + ", s(2), ")");
     default: break;

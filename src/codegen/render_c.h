@@ -4,7 +4,9 @@
 // where bufs[k] is DEFINE_GLOBAL slot k and [begin, end) is the part of the parallel loop (the
 // outermost loop, see parallel_extent) this call runs; a kernel with no such loop runs whole and
 // ignores the range. Values of 16-bit float dtypes live in float registers, rounded after every op
-// as the interpreter rounds them; memory holds their 16-bit patterns.
+// as the interpreter rounds them; memory holds their 16-bit patterns. Vector values (dtype count
+// > 1, float32 only: codegen/vectorize.h) are GCC/clang vector types `lg_f32xN`; a vector LOAD or
+// STORE moves N consecutive elements starting at its INDEX.
 #include "codegen/renderer.h"
 
 namespace lg {
@@ -12,6 +14,8 @@ namespace lg {
 class CRenderer : public Renderer {
  public:
   std::string render(const LinearProgram& prog) const override;
+  // float32 vectors of 16 lanes (GCC/clang vector extensions, one 512-bit register on AVX-512)
+  int vector_lanes() const override { return 16; }
 };
 
 // Trip count of the loop the C kernel splits across threads: the outermost loop when it is an

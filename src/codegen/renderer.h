@@ -13,6 +13,9 @@ class Renderer {
   // Source of one kernel. The entry point's name and signature are the renderer's contract with its
   // device's program loader.
   virtual std::string render(const LinearProgram& prog) const = 0;
+  // Lanes of the vector values (float32) this renderer can emit; 0: scalars only. lower_kernel
+  // turns one UPCAST of this many trips into vector values (codegen/vectorize.h).
+  virtual int vector_lanes() const { return 0; }
 };
 
 }  // namespace lg

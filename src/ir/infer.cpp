@@ -77,10 +77,17 @@ void check_node(Op op, DType dtype, const std::vector<NodeRef>& src, const Arg& 
     LG_CHECK(src[1]->dtype == dtypes::index, "INDEX offset is ", name(src[1]->dtype));
     if (src.size() == 3) LG_CHECK(src[2]->dtype == dtypes::boolean, "INDEX gate is ", name(src[2]->dtype));
   }
+  // An INDEX of a vector pointer (codegen/vectorize.h) addresses count consecutive elements.
+  auto pointee = [](DType p) { return DType{p.scalar, p.count, false}; };
   if (op == Op::LOAD)
-    LG_CHECK(src[0]->op == Op::INDEX && dtype == src[0]->dtype.base(), "LOAD of ", op_name(src[0]->op));
+    LG_CHECK(src[0]->op == Op::INDEX && dtype == pointee(src[0]->dtype), "LOAD of ", op_name(src[0]->op));
   if (op == Op::STORE)
-    LG_CHECK(src[0]->op == Op::INDEX && src[1]->dtype == src[0]->dtype.base(), "STORE dtype mismatch");
+    LG_CHECK(src[0]->op == Op::INDEX && src[1]->dtype == pointee(src[0]->dtype), "STORE dtype mismatch");
+  if (op == Op::VECTORIZE) {
+    LG_CHECK(!src.empty() && dtype.count == src.size(), "VECTORIZE of ", src.size(), " lanes to ", name(dtype));
+    for (const NodeRef& s : src) LG_CHECK(s->dtype == dtype.base(), "VECTORIZE lane of ", name(s->dtype));
+  }
+  if (op == Op::GEP) LG_CHECK(src[0]->dtype.count > 1 && dtype == src[0]->dtype.base(), "GEP of ", name(src[0]->dtype));
   if (op == Op::REDUCE || op == Op::REDUCE_AXIS) {
     Op r = op == Op::REDUCE ? std::get<Op>(arg) : std::get<ReduceArg>(arg).op;
     LG_CHECK(r == Op::ADD || r == Op::MUL || r == Op::MAX, "reduce with ", op_name(r));

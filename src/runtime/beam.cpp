@@ -79,7 +79,7 @@ void measure(Device& dev, const ScheduleItem& item, std::vector<Candidate>& cand
   for (Candidate& c : cands)
     built.push_back(std::async(std::launch::deferred, [&dev, &item, &c]() -> std::unique_ptr<Program> {
       try {
-        return build_program(dev, lower_kernel(item.ast, item.name, c.opts)).program;
+        return build_program(dev, lower_kernel(item.ast, item.name, c.opts, dev.renderer() ? dev.renderer()->vector_lanes() : 0)).program;
       } catch (const OptError&) {
         return nullptr;
       }
@@ -106,6 +106,7 @@ std::vector<Opt> beam_actions(const NodeRef& ast) {
     bool reduce = axes[a]->get_arg<RangeArg>().type == AxisType::REDUCE;
     if (reduce) {
       for (int n : {2, 4, 8}) acts.push_back({OptKind::UNROLL, a, n});
+      acts.push_back({OptKind::UPCAST, a, 16});  // 16 partial sums: one vector (codegen/vectorize.h)
     } else {
       for (int n : {2, 4, 8, 16}) acts.push_back({OptKind::UPCAST, a, n});
       for (int n : {8, 16, 32}) acts.push_back({OptKind::LOCAL, a, n});

@@ -32,7 +32,7 @@ std::shared_ptr<Program> program_for(Device& dev, const ScheduleItem& item) {
     std::lock_guard lock(cache_mu);
     if (auto it = cache.find(key); it != cache.end()) return it->second.program;
   }
-  LinearProgram prog = lower_kernel(item.ast, item.name, choose_opts(dev, item));
+  LinearProgram prog = lower_kernel(item.ast, item.name, choose_opts(dev, item), dev.renderer() ? dev.renderer()->vector_lanes() : 0);
   BuiltProgram b = build_program(dev, prog);
   if (config().debug >= 1 && dev.renderer())
     std::fprintf(stderr, "%s %s\n", b.compiled ? "compiled" : "cached  ", item.name.c_str());

@@ -43,7 +43,7 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
   size_t n = order.size();
   std::vector<bool> realize(n, false);
   for (const NodeRef& s : sink->src)
-    if (!is_buffer_view(s.get())) realize[um.index_of(s.get())] = true;
+    if (!is_buffer_view(s.get()) && !is_reshaped_contiguous(s.get())) realize[um.index_of(s.get())] = true;
 
   // paths[i]: number of paths from node i to realize points through fused nodes (capped at 2);
   // crosses[i]: some such path crosses an EXPAND (the value would be recomputed per broadcast

@@ -3,7 +3,8 @@
 // is computed inside the kernel of the realize point that consumes it.
 //
 // Rules, applied from the roots toward the leaves (users are decided before their sources):
-//  - sink sources are realized unless they already are views of a buffer;
+//  - sink sources are realized unless they already are views of a buffer, or a RESHAPE of a
+//    CONTIGUOUS (a view of the buffer that CONTIGUOUS gets: no copy);
 //  - CONTIGUOUS, COPY and ASSIGN are realized; the source of a COPY is realized unless it is a view;
 //  - a REDUCE_AXIS fuses into its consumer only if exactly one path leads from it to a realize point
 //    and that path crosses no EXPAND (which would recompute the reduction per broadcast element);

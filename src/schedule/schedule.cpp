@@ -13,10 +13,13 @@
 #include "rewrite/rules/movement.h"
 #include "schedule/fusion.h"
 #include "schedule/kernelize.h"
+#include "schedule/split_reduce.h"
 
 namespace lg {
 
 bool is_buffer_view(const Node* n) { return view_base(n) != nullptr; }
+
+bool is_reshaped_contiguous(const Node* n) { return n->op == Op::RESHAPE && n->src[0]->op == Op::CONTIGUOUS; }
 
 const Node* view_base(const Node* n) {
   while (is_movement(n->op)) n = n->src[0].get();
@@ -98,6 +101,9 @@ Schedule create_schedule(const NodeRef& sink) {
   LG_CHECK(sink->op == Op::SINK, "create_schedule of ", op_name(sink->op));
   schedules_made.fetch_add(1);
   NodeRef g = rewrite(sink, pm_movement_cleanup(), {.name = "tensor cleanup"});
+  // Before fusion: the first stage of a split reduction is a realize point (CONTIGUOUS).
+  g = rewrite(g, pm_split_reduce(), {.name = "split large reductions"});
+  g = rewrite(g, pm_movement_cleanup(), {.name = "tensor cleanup after split"});
   verify_stage(g, tensor_spec(), "schedule input");
   UserMap um = user_map(g);
   std::vector<bool> realize = find_realize_points(um, g);
@@ -145,7 +151,9 @@ Schedule create_schedule(const NodeRef& sink) {
   for (size_t i = 0; i < g->src.size(); i++) {
     const NodeRef& n = g->src[i];
     auto it = buf_of.find(n.get());
-    if (it == buf_of.end())
+    if (it == buf_of.end() && is_reshaped_contiguous(n.get()))
+      s.outputs.push_back(make(Op::RESHAPE, n->dtype, {buf_of.at(n->src[0].get())}, n->shape));
+    else if (it == buf_of.end())
       s.outputs.push_back(n);
     else if (n->op == Op::ASSIGN)
       s.outputs.push_back(n->src[0]);

@@ -41,6 +41,8 @@ std::string describe(const Schedule& s);
 
 // True when n is a BUFFER or movement ops over one (a view: reading it needs no kernel).
 bool is_buffer_view(const Node* n);
+// RESHAPE(CONTIGUOUS(x)): once scheduled, a view of the CONTIGUOUS's buffer.
+bool is_reshaped_contiguous(const Node* n);
 // The BUFFER under a view, or null.
 const Node* view_base(const Node* n);
 

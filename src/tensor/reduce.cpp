@@ -102,6 +102,20 @@ Tensor Tensor::argmax(int64_t axis, bool keepdim) const {
   return idx.scalar_like(static_cast<double>(n)).sub(idx);
 }
 
+// Panel packing of the right operand. A matmul kernel walks a column panel of b (k rows of the
+// tile's columns) once per output tile; read in place, each of its k rows is a different cache line
+// (and, for wide b, a different page), and a transposed b (x @ W^T) has no contiguous column axis at
+// all. A copy of b as (m/kPanel, k, kPanel) panels makes every panel one contiguous block, read with
+// full vector loads, for O(k*m) copying against O(n*k*m) multiply-adds. The matmul then reads the
+// panels through axes (n, m/kPanel, kPanel), whose strides the CPU heuristic sees as a contiguous
+// panel axis (docs/cpu_backend.md). Only for a 2-D float b (a weight) and enough rows to reuse it.
+// The product is realized on its own (an elementwise consumer does not fuse into it).
+constexpr int64_t kPanel = 32;
+static bool worth_packing(const Tensor& a, const Tensor& b) {
+  int64_t k = b.shape()[0], m = b.shape()[1], rows = a.numel() / std::max<int64_t>(1, k);
+  return b.ndim() == 2 && is_float(b.dtype()) && m % kPanel == 0 && m >= 2 * kPanel && k >= 64 && rows >= 64;
+}
+
 Tensor Tensor::matmul(const Tensor& o) const {
   LG_USER_CHECK(ndim() >= 1 && o.ndim() >= 1, "matmul: operands must have at least one axis, got ",
                 detail::shape_str(shape()), " and ", detail::shape_str(o.shape()));
@@ -113,10 +127,24 @@ Tensor Tensor::matmul(const Tensor& o) const {
                 detail::shape_str(o.shape()));
   DType out = promote(a.dtype(), b.dtype());
   DType acc = accumulate_dtype(out);
-  // a: (..., n, 1, k) times b^T: (..., 1, m, k), summed over k
-  Tensor x = a.cast(acc).unsqueeze(-2);
-  Tensor y = b.cast(acc).transpose(-1, -2).unsqueeze(-3);
-  Tensor r = x.mul(y).sum(-1).cast(is_bool(out) ? dtypes::int32 : out);
+  Tensor r;
+  if (worth_packing(a, b)) {
+    int64_t m = b.shape()[1];
+    // panels: (m/P, k, P) in memory; x: (..., n, 1, 1, k) times y: (m/P, P, k), summed over k
+    Tensor panels = b.reshape({k, m / kPanel, kPanel}).permute({1, 0, 2}).contiguous();
+    Tensor x = a.cast(acc).unsqueeze(-2).unsqueeze(-2);
+    Tensor y = panels.cast(acc).permute({0, 2, 1});
+    Shape s = a.shape();
+    s.back() = m;
+    // realized as (..., n, m/P, P), so the kernel's loops keep the panel axis (a reshape to (n, m)
+    // inside the kernel would index the panels with div/mod)
+    r = x.mul(y).sum(-1).cast(is_bool(out) ? dtypes::int32 : out).contiguous().reshape(s);
+  } else {
+    // a: (..., n, 1, k) times b^T: (..., 1, m, k), summed over k
+    Tensor x = a.cast(acc).unsqueeze(-2);
+    Tensor y = b.cast(acc).transpose(-1, -2).unsqueeze(-3);
+    r = x.mul(y).sum(-1).cast(is_bool(out) ? dtypes::int32 : out);
+  }
   if (ndim() == 1) r = r.squeeze(-2);
   if (o.ndim() == 1) r = r.squeeze(-1);
   return r;

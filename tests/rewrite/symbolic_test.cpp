@@ -321,6 +321,13 @@ TEST(DivMod, DivisionSplitsAChainAtMultiples) {
   expect_rule((r0 * c(12) + r1 + c(13)) / c(12), r0 + (r1 + c(1)) / c(12) + c(1), "idiv_add_split");
 }
 
+TEST(DivMod, DivisionByAMultipleOfACoefficientDropsARestBelowIt) {
+  // (r0*256 + r1) // 8192 == r0 // 32 for 0 <= r1 < 256: a flattened (r0, r1) index cut at 8192
+  NodeRef r0 = rng(768, 0), r1 = rng(256, 1);
+  expect_rule((r0 * c(256) + r1) / c(8192), r0 / c(32), "idiv_small_rest");
+  expect_rule((r0 * c(256) + r1) % c(8192), r1 + (r0 % c(32)) * c(256), "mod_small_rest");
+}
+
 TEST(DivMod, DivisionSplitShiftsANegativeRestIntoRange) {
   NodeRef v = var("v", 1, 5), w = var("w", -3, 3);  // 12v + w >= 9: w//12 alone would be wrong
   expect_rule((v * c(12) + w) / c(12), v + (w + c(12)) / c(12) + c(-1), "idiv_add_split");

@@ -10,6 +10,7 @@
 #include "codegen/opt.h"
 #include "codegen/program.h"
 #include "ir/build.h"
+#include "ir/graph.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
@@ -167,7 +168,7 @@ TEST(Opts, IllegalOptsAreRejectedWithAReason) {
     return std::string();
   };
   EXPECT_NE(reason({{OptKind::UPCAST, 0, 4}}).find("does not divide axis of size 6"), std::string::npos);
-  EXPECT_NE(reason({{OptKind::UPCAST, 1, 4}}).find("UPCAST of a reduce axis"), std::string::npos);
+  EXPECT_NE(reason({{OptKind::LOCAL, 1, 4}}).find("LOCAL of a reduce axis"), std::string::npos);
   EXPECT_NE(reason({{OptKind::UNROLL, 7, 2}}).find("no axis 7"), std::string::npos);
   EXPECT_EQ(reason({{OptKind::UPCAST, 0, 3}, {OptKind::UNROLL, 1, 4}}), "");  // the upcast part is no axis
 }
@@ -184,6 +185,22 @@ TEST(Opts, UpcastMakesOneStorePerCopyAndUnrollFoldsCopies) {
     EXPECT_EQ(red->src[1]->src[0]->const_as_int(), 4);
     EXPECT_EQ(red->src[0]->op, Op::ADD);             // two unrolled loads added
   }
+}
+
+TEST(Opts, UpcastOfAReduceAxisMakesPartialAccumulatorsCombinedAfterTheLoop) {
+  NodeRef a = filled({8, 8}, dtypes::int32, 9);
+  ScheduleItem item = only_kernel(reduce(a, Op::ADD, {1}));
+  NodeRef k = expand_upcasts(apply_opts(item.ast, {{OptKind::UPCAST, 1, 4}}));
+  ASSERT_EQ(k->src.size(), 1u);  // one store
+  int reduces = 0;
+  for (const Node* n : toposort(k->src[0]))
+    if (n->op == Op::REDUCE) {
+      reduces++;
+      EXPECT_EQ(n->src.size(), 2u);  // each partial loops over the remaining 2 trips
+      EXPECT_EQ(n->src[1]->src[0]->const_as_int(), 2);
+    }
+  EXPECT_EQ(reduces, 4);
+  EXPECT_EQ(k->src[0]->src[1]->op, Op::ADD);  // the partials added after the loop
 }
 
 }  // namespace

@@ -74,6 +74,17 @@ TEST(Fusion, MatmulOfRealizedMatricesIsOneKernel) {
   expect_values(out, matmul(a, b));
 }
 
+TEST(Fusion, MatmulByAWideMatrixPacksItIntoPanelsFirst) {
+  // (64, 96) @ (96, 64): b is copied as (64/32, 96, 32) column panels (one kernel), then the product
+  // reads the panels (a second); plain and transposed b give the same values.
+  HostArray a = input({64, 96}, 9), b = input({96, 64}, 10);
+  Tensor out = realized(a).matmul(realized(b));
+  EXPECT_EQ(kernel_count(out), 2);
+  expect_values(out, matmul(a, b), 1e-4);
+  Tensor bt = realized(transpose(b));
+  expect_values(realized(a).matmul(bt.transpose()), matmul(a, b), 1e-4);
+}
+
 TEST(Fusion, ReduceFusesIntoTheFollowingElementwise) {
   HostArray x = input({4, 6}, 8);
   Tensor out = realized(x).sum(1) * 2;

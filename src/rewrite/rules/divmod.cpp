@@ -3,6 +3,7 @@
 // expression first proves that the expression cannot wrap: its value bounds, computed without
 // wrapping, fit the dtype (fits() in symbolic_internal.h). Negative divisors are first turned
 // positive, so the other rules only handle c > 0. uint64 is left out (has_bounds).
+#include <algorithm>
 #include <numeric>
 #include <optional>
 
@@ -190,6 +191,51 @@ NodeRef cancel_gcd_mod(const Match& m) {
   return r ? (build_sum(r->first) % r->second) * (c / r->second) : NodeRef{};
 }
 
+// x == g*X + R with g > 1 dividing c, X the terms whose coefficient g divides (divided by g), R
+// the other terms and the constant, 0 <= R < g, and x >= 0 (then X >= 0: g*X > -g). Over the
+// divisors g of c that a term's coefficient shares with c, the largest that works. It is what a
+// flattened multi-axis index leaves: (r0*256 + r1) // 8192 with r1 < 256 is r0 // 32.
+struct SmallRest {
+  LinearForm multiple, rest;
+  int64_t g;
+};
+std::optional<SmallRest> split_small_rest(const NodeRef& x, int64_t c) {
+  LinearForm f = linear_form(x);
+  auto b = form_bounds(f);
+  if (!b || !fits(b->first, b->second, f.dtype) || b->first < 0) return std::nullopt;
+  std::vector<int64_t> gs;
+  for (const Term& t : f.terms) gs.push_back(static_cast<int64_t>(std::gcd(static_cast<uint64_t>(c), magnitude(t.coef))));
+  std::sort(gs.rbegin(), gs.rend());
+  for (int64_t g : gs) {
+    if (g <= 1) break;
+    SmallRest s{empty_form(f.dtype), empty_form(f.dtype), g};
+    for (const Term& t : f.terms) (t.coef % g == 0 ? s.multiple.terms.push_back({t.node, t.coef / g}) : s.rest.terms.push_back(t));
+    s.rest.constant = f.constant;
+    auto rb = form_bounds(s.rest);
+    if (rb && rb->first >= 0 && rb->second < g) return s;
+  }
+  return std::nullopt;
+}
+
+// (g*X + R) // (g*d) -> X // d under split_small_rest's conditions: R/g < 1 never reaches the next
+// multiple of d.
+NodeRef small_rest_idiv(const Match& m) {
+  int64_t c = pos_divisor(m);
+  std::optional<SmallRest> s = c ? split_small_rest(m["x"], c) : std::nullopt;
+  if (!s) return {};
+  NodeRef q = build_sum(s->multiple);
+  return c == s->g ? q : q / (c / s->g);
+}
+
+// (g*X + R) % (g*d) -> (X % d)*g + R under the same conditions.
+NodeRef small_rest_mod(const Match& m) {
+  int64_t c = pos_divisor(m);
+  std::optional<SmallRest> s = c ? split_small_rest(m["x"], c) : std::nullopt;
+  if (!s) return {};
+  NodeRef r = build_sum(s->rest);
+  return c == s->g ? r : (build_sum(s->multiple) % (c / s->g)) * s->g + r;
+}
+
 }  // namespace
 
 std::vector<Rule> divmod_rules() {
@@ -207,6 +253,8 @@ std::vector<Rule> divmod_rules() {
       kernel_rule("idiv_of_mod", (x % c1) / c2, swap_mod_idiv),
       kernel_rule("idiv_add_split", sum / c, split_idiv),
       kernel_rule("mod_add_split", sum % c, split_mod),
+      kernel_rule("idiv_small_rest", sum / c, small_rest_idiv),
+      kernel_rule("mod_small_rest", sum % c, small_rest_mod),
       kernel_rule("idiv_gcd", x / c, cancel_gcd_idiv),
       kernel_rule("mod_gcd", x % c, cancel_gcd_mod),
   };

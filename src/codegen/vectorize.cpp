@@ -1,0 +1,143 @@
+#include "codegen/vectorize.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "codegen/access.h"
+#include "codegen/opt.h"
+#include "ir/build.h"
+#include "ir/graph.h"
+
+namespace lg {
+namespace {
+
+struct NotVectorizable {};
+
+// Element types of vector loads, stores and casts; arithmetic is float32 only.
+bool is_vector_scalar(DType t) { return t == dtypes::float32 || t == dtypes::bfloat16; }
+
+class Vectorizer {
+ public:
+  Vectorizer(const NodeRef& lane, int lanes) : lane_(lane), lanes_(lanes) {}
+
+  // n with the lane range turned into vector lanes; throws NotVectorizable.
+  NodeRef operator()(const NodeRef& n) {
+    if (!depends(n.get())) return n;
+    if (auto it = memo_.find(n.get()); it != memo_.end()) return it->second;
+    NodeRef v = convert(n);
+    memo_[n.get()] = v;
+    return v;
+  }
+
+ private:
+  NodeRef lane_;
+  int lanes_;
+  std::unordered_map<const Node*, NodeRef> memo_;
+  std::unordered_map<const Node*, bool> depends_;
+
+  bool depends(const Node* n) {
+    if (n == lane_.get()) return true;
+    if (auto it = depends_.find(n); it != depends_.end()) return it->second;
+    bool d = false;
+    for (const NodeRef& s : n->src) d = d || depends(s.get());
+    return depends_[n] = d;
+  }
+
+  DType vec(DType t) const { return t.vec(lanes_); }
+
+  // x in every lane.
+  NodeRef broadcast(const NodeRef& x) {
+    if (x->op == Op::CONST) return make(Op::CONST, vec(x->dtype), {}, x->arg);
+    return make(Op::VECTORIZE, vec(x->dtype), std::vector<NodeRef>(lanes_, x));
+  }
+  // x as a vector: converted when it depends on the lane range and is not a combination of
+  // partial accumulators (a scalar then), else broadcast.
+  NodeRef vector(const NodeRef& x) {
+    NodeRef v = (*this)(x);
+    return v->dtype.count > 1 ? v : broadcast(v);
+  }
+
+  // INDEX(buf, i) whose element moves by 1 per lane -> INDEX(buf, i at lane 0) of a vector pointer.
+  NodeRef first_lane_index(const NodeRef& idx) {
+    if (idx->src.size() != 2 || index_stride(idx->src[1], lane_.get()) != 1) throw NotVectorizable{};
+    return make(Op::INDEX, vec(idx->dtype.base()).as_ptr(), {idx->src[0], substitute(idx->src[1], {{lane_, index_const(0)}})});
+  }
+
+  NodeRef convert(const NodeRef& n) {
+    switch (n->op) {
+      case Op::SINK: {
+        std::vector<NodeRef> src;
+        for (const NodeRef& s : n->src) src.push_back((*this)(s));
+        return make(Op::SINK, n->dtype, std::move(src));
+      }
+      case Op::STORE: {
+        if (depends(n->src[0].get())) return make(Op::STORE, n->dtype, {first_lane_index(n->src[0]), vector(n->src[1])});
+        NodeRef v = (*this)(n->src[1]);  // one element: the value must have been combined to a scalar
+        if (v->dtype.count > 1) throw NotVectorizable{};
+        return make(Op::STORE, n->dtype, {n->src[0], v});
+      }
+      case Op::LOAD:
+        if (!is_vector_scalar(n->dtype)) throw NotVectorizable{};
+        return make(Op::LOAD, vec(n->dtype), {first_lane_index(n->src[0])});
+      case Op::CAST:  // between float32 and bfloat16
+        if (!is_vector_scalar(n->dtype) || !is_vector_scalar(n->src[0]->dtype)) throw NotVectorizable{};
+        return make(Op::CAST, vec(n->dtype), {vector(n->src[0])});
+      case Op::REDUCE: return convert_reduce(n);
+      case Op::WHERE: {  // a condition shared by every lane picks whole vectors
+        if (depends(n->src[0].get()) || n->dtype != dtypes::float32) throw NotVectorizable{};
+        return make(Op::WHERE, vec(n->dtype), {n->src[0], vector(n->src[1]), vector(n->src[2])});
+      }
+      case Op::ADD: case Op::MUL: case Op::NEG: case Op::MULACC: {
+        if (n->dtype != dtypes::float32) throw NotVectorizable{};
+        std::vector<NodeRef> src;
+        bool any_vector = false;
+        for (const NodeRef& s : n->src) {
+          src.push_back((*this)(s));
+          any_vector = any_vector || src.back()->dtype.count > 1;
+        }
+        if (!any_vector) return make(n->op, n->dtype, std::move(src));
+        for (NodeRef& s : src)
+          if (s->dtype.count == 1) s = broadcast(s);
+        return make(n->op, vec(n->dtype), std::move(src));
+      }
+      default: throw NotVectorizable{};
+    }
+  }
+
+  // REDUCE over ranges R of a lane-dependent value: a vector accumulator. When the lane range is in
+  // R, its lanes are partial accumulators, combined after the loops.
+  NodeRef convert_reduce(const NodeRef& n) {
+    Op op = n->get_arg<Op>();
+    if ((op != Op::ADD && op != Op::MUL) || n->dtype != dtypes::float32) throw NotVectorizable{};
+    auto lane_it = std::find(n->src.begin() + 1, n->src.end(), lane_);
+    std::vector<NodeRef> src{vector(n->src[0])};
+    for (auto s = n->src.begin() + 1; s != n->src.end(); ++s)
+      if (s != lane_it) src.push_back(*s);
+    NodeRef acc = src.size() == 1 ? src[0] : make(Op::REDUCE, vec(n->dtype), std::move(src), n->arg);
+    if (lane_it == n->src.end()) return acc;
+    std::vector<NodeRef> parts;
+    for (int i = 0; i < lanes_; i++) parts.push_back(make(Op::GEP, n->dtype, {acc}, int64_t{i}));
+    return combine_pairwise(op, std::move(parts));
+  }
+};
+
+}  // namespace
+
+NodeRef vectorize_lanes(const NodeRef& ast, int lanes) {
+  std::vector<NodeRef> candidates;
+  for (const Node* n : toposort(ast))
+    if (n->op == Op::RANGE && n->get_arg<RangeArg>().type == AxisType::UPCAST && n->src[0]->is_const() &&
+        n->src[0]->const_as_int() == lanes)
+      candidates.push_back(NodeRef::share(n));
+  std::sort(candidates.begin(), candidates.end(),
+            [](const NodeRef& a, const NodeRef& b) { return a->get_arg<RangeArg>().id < b->get_arg<RangeArg>().id; });
+  for (const NodeRef& lane : candidates) {
+    try {
+      return Vectorizer(lane, lanes)(ast);
+    } catch (const NotVectorizable&) {
+    }
+  }
+  return ast;
+}
+
+}  // namespace lg

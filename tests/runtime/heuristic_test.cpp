@@ -1,0 +1,204 @@
+// The CPU heuristic reads each kernel's access strides: which axis is contiguous, which loads are
+// broadcast along an axis. These tests pin the strides and the choices they lead to for the three
+// matmul layouts and for reductions, and check that every choice computes what the interpreter
+// computes without Opts.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "codegen/access.h"
+#include "codegen/heuristic.h"
+#include "codegen/program.h"
+#include "ir/build.h"
+#include "runtime/buffer.h"
+#include "runtime/realize.h"
+#include "schedule/schedule.h"
+
+namespace lg {
+namespace {
+
+NodeRef input(const std::string& device, const Shape& shape, float scale) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  NodeRef b = new_buffer(device_node(device), dtypes::float32, n);
+  std::vector<float> host(n);
+  for (int64_t i = 0; i < n; i++) host[i] = scale * static_cast<float>((i * 7) % 11 - 5);
+  buffer_copy_in(*b, host.data(), host.size() * 4);
+  return shape.size() == 1 ? b : make(Op::RESHAPE, dtypes::float32, {b}, shape);
+}
+NodeRef permute(const NodeRef& x, const Shape& order) { return make(Op::PERMUTE, x->dtype, {x}, order); }
+
+// out (n, m) = sum_k a(n, k) * bt(m, k), as the tensor front end builds a matmul.
+NodeRef matmul_nt(const NodeRef& a, const NodeRef& bt) {
+  int64_t n = a->shape[0], k = a->shape[1], m = bt->shape[0];
+  NodeRef x = make(Op::EXPAND, a->dtype, {make(Op::RESHAPE, a->dtype, {a}, Shape{n, 1, k})}, Shape{n, m, k});
+  NodeRef y = make(Op::EXPAND, bt->dtype, {make(Op::RESHAPE, bt->dtype, {bt}, Shape{1, m, k})}, Shape{n, m, k});
+  return make(Op::REDUCE_AXIS, a->dtype, {x * y}, ReduceArg{Op::ADD, {2}});
+}
+
+enum class Layout { NN, NT, TN };
+
+// (n, k) @ (k, m) with the operands stored as the layout says (T: stored transposed).
+NodeRef matmul(const std::string& dev, Layout l, int64_t n, int64_t k, int64_t m) {
+  NodeRef a = l == Layout::TN ? permute(input(dev, {k, n}, 0.5f), {1, 0}) : input(dev, {n, k}, 0.5f);
+  NodeRef bt = l == Layout::NT ? input(dev, {m, k}, 0.25f) : permute(input(dev, {k, m}, 0.25f), {1, 0});
+  return matmul_nt(a, bt);
+}
+
+const ScheduleItem& only_item(const Schedule& s) {
+  EXPECT_EQ(s.items.size(), 1u);
+  return s.items.back();
+}
+
+std::vector<float> values(const NodeRef& view) {
+  std::vector<float> out(view->numel());
+  const Node* b = view->op == Op::BUFFER ? view.get() : view->src[0].get();
+  buffer_copy_out(*b, out.data(), out.size() * 4);
+  return out;
+}
+
+std::vector<float> run(const NodeRef& root) { return values(realize(make(Op::SINK, dtypes::void_, {root}))[0]); }
+
+void expect_close(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-4f * std::max(1.0f, std::abs(want[i]))) << i;
+}
+
+// Axes of a matmul kernel: 0 = n, 1 = m (outputs), 2 = k (reduce). Slot 0 is the output.
+std::vector<int64_t> strides_of_slot(const std::vector<Access>& acc, int64_t slot) {
+  for (const Access& a : acc)
+    if (a.slot == slot) return a.stride;
+  return {};
+}
+
+TEST(Access, StridesOfTheThreeMatmulLayouts) {
+  auto strides = [](Layout l) {
+    return kernel_accesses(only_item(create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", l, 64, 48, 32)}))).ast);
+  };
+  std::vector<Access> nn = strides(Layout::NN), nt = strides(Layout::NT), tn = strides(Layout::TN);
+  EXPECT_EQ(strides_of_slot(nn, 0), (std::vector<int64_t>{32, 1, 0}));   // out (64, 32)
+  EXPECT_EQ(strides_of_slot(nn, 1), (std::vector<int64_t>{48, 0, 1}));   // a (64, 48)
+  EXPECT_EQ(strides_of_slot(nn, 2), (std::vector<int64_t>{0, 1, 32}));   // b (48, 32)
+  EXPECT_EQ(strides_of_slot(nt, 2), (std::vector<int64_t>{0, 48, 1}));   // b stored (32, 48)
+  EXPECT_EQ(strides_of_slot(tn, 1), (std::vector<int64_t>{1, 0, 64}));   // a stored (48, 64)
+}
+
+TEST(Heuristic, MatmulWithAContiguousOutputAxisVectorizesItAndTilesTheBroadcastAxis) {
+  for (Layout l : {Layout::NN, Layout::TN}) {
+    NodeRef mm = matmul("INTERP", l, 64, 48, 64);
+    std::vector<Opt> opts = cpu_heuristic_opts(only_item(create_schedule(make(Op::SINK, dtypes::void_, {mm}))).ast);
+    // one vector along m, two vectors wide, times 8 rows; m has too few trips left to be the panel loop
+    EXPECT_EQ(to_string(opts), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8)]");
+  }
+}
+
+TEST(Heuristic, MatmulWithOnlyTheReductionContiguousSplitsItIntoVectorAccumulators) {
+  NodeRef mm = matmul("INTERP", Layout::NT, 64, 48, 32);
+  std::vector<Opt> opts = cpu_heuristic_opts(only_item(create_schedule(make(Op::SINK, dtypes::void_, {mm}))).ast);
+  // 16 partial sums along k, times 4 x 4 outputs
+  EXPECT_EQ(to_string(opts), "[UPCAST(2,16), UPCAST(1,4), UPCAST(0,4)]");
+}
+
+TEST(Heuristic, TheColumnPanelLoopIsTheParallelOneWhenItHasTheTrips) {
+  // out (8, 1024): 4-row tiles leave axis 0 two trips; the 32 column panels are the outer loop.
+  NodeRef mm = matmul("INTERP", Layout::NN, 8, 16, 1024);
+  std::vector<Opt> opts = cpu_heuristic_opts(only_item(create_schedule(make(Op::SINK, dtypes::void_, {mm}))).ast);
+  EXPECT_EQ(to_string(opts), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,4), THREAD(1,0)]");
+}
+
+TEST(Heuristic, EveryMatmulLayoutOnCpuEqualsTheInterpreter) {
+  for (Layout l : {Layout::NN, Layout::NT, Layout::TN})
+    for (auto [n, k, m] : {std::tuple{64, 48, 64}, {8, 16, 1024}, {48, 80, 96}, {5, 7, 3}})
+      expect_close(run(matmul("CPU", l, n, k, m)), run(matmul("INTERP", l, n, k, m)));
+}
+
+// The CPU renderer's vector width turns the heuristic's first UPCAST into vector values.
+std::vector<const Node*> ops_of(const LinearProgram& p, Op op) {
+  std::vector<const Node*> out;
+  for (const NodeRef& n : p.ops)
+    if (n->op == op) out.push_back(n.get());
+  return out;
+}
+
+TEST(Vectorize, TheHeuristicTileOfAMatmulBecomesVectorLoadsAndFmas) {
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NN, 64, 48, 64)}));
+  const ScheduleItem& item = only_item(s);
+  LinearProgram p = lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16);
+  int vector_fmas = 0;
+  for (const Node* n : ops_of(p, Op::MULACC)) vector_fmas += n->dtype.count == 16;
+  EXPECT_EQ(vector_fmas, 16);  // 2 vectors x 8 rows
+  for (const Node* n : ops_of(p, Op::LOAD)) EXPECT_TRUE(n->dtype.count == 16 || n->src[0]->src[0]->get_arg<int64_t>() == 1);
+  EXPECT_EQ(ops_of(p, Op::VECTORIZE).size(), 8u);  // a(n, k) broadcast, once per row
+  EXPECT_TRUE(lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 0).ops.size() > p.ops.size());
+}
+
+TEST(Vectorize, PartialSumsAlongTheReductionAreCombinedLaneByLane) {
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NT, 64, 48, 32)}));
+  const ScheduleItem& item = only_item(s);
+  LinearProgram p = lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16);
+  EXPECT_EQ(ops_of(p, Op::GEP).size(), 16u * 16u);  // 16 lanes of each of the 4 x 4 outputs
+}
+
+TEST(Vectorize, Bfloat16MatmulOnCpuEqualsTheInterpreterExactly) {
+  // bf16 operands and output: vector loads convert, the f32 accumulators round once at the store.
+  auto bf16 = [](const NodeRef& x) { return make(Op::CAST, dtypes::bfloat16, {x}); };
+  auto f32 = [](const NodeRef& x) { return make(Op::CAST, dtypes::float32, {x}); };
+  auto run_bytes = [&](const std::string& dev) {
+    NodeRef a = make(Op::CONTIGUOUS, dtypes::bfloat16, {bf16(input(dev, {32, 48}, 0.37f))});
+    NodeRef b = make(Op::CONTIGUOUS, dtypes::bfloat16, {bf16(input(dev, {48, 64}, 0.21f))});
+    NodeRef out = bf16(matmul_nt(f32(a), f32(permute(b, {1, 0}))));
+    NodeRef buf = realize(make(Op::SINK, dtypes::void_, {out}))[0];
+    const Node* base = buf->op == Op::BUFFER ? buf.get() : buf->src[0].get();
+    std::vector<uint16_t> bits(buf->numel());
+    buffer_copy_out(*base, bits.data(), bits.size() * 2);
+    return bits;
+  };
+  EXPECT_EQ(run_bytes("CPU"), run_bytes("INTERP"));
+}
+
+TEST(Vectorize, EmbeddingStyleSelectSumsOnCpuEqualTheInterpreter) {
+  // out (16, 32) = sum_v where(ids[i] == v, w[v, j], 0): the condition is shared by the lanes of j.
+  auto embed = [](const std::string& dev) {
+    NodeRef ids = make(Op::CAST, dtypes::int32, {input(dev, {16}, 1)});  // values in [-5, 5]
+    NodeRef w = input(dev, {8, 32}, 0.5f);
+    NodeRef v = make(Op::IOTA, dtypes::int32, {device_node(dev)}, int64_t{8});
+    NodeRef hit = make(Op::CMPEQ, dtypes::boolean,
+                       {make(Op::EXPAND, dtypes::int32, {make(Op::RESHAPE, dtypes::int32, {ids}, Shape{16, 1, 1})}, Shape{16, 8, 32}),
+                        make(Op::EXPAND, dtypes::int32, {make(Op::RESHAPE, dtypes::int32, {v}, Shape{1, 8, 1})}, Shape{16, 8, 32})});
+    NodeRef wx = make(Op::EXPAND, dtypes::float32, {make(Op::RESHAPE, dtypes::float32, {w}, Shape{1, 8, 32})}, Shape{16, 8, 32});
+    NodeRef zero = make(Op::EXPAND, dtypes::float32, {make(Op::RESHAPE, dtypes::float32, {make(Op::CONST, dtypes::float32, {device_node(dev)}, 0.0)}, Shape{1, 1, 1})}, Shape{16, 8, 32});
+    return make(Op::REDUCE_AXIS, dtypes::float32, {make(Op::WHERE, dtypes::float32, {hit, wx, zero})}, ReduceArg{Op::ADD, {1}});
+  };
+  expect_close(run(embed("CPU")), run(embed("INTERP")));
+}
+
+TEST(Heuristic, RowAndColumnSumsOnCpuEqualTheInterpreter) {
+  for (int64_t axis : {0, 1}) {
+    auto sum = [&](const std::string& dev) {
+      return make(Op::REDUCE_AXIS, dtypes::float32, {input(dev, {96, 256}, 0.5f)}, ReduceArg{Op::ADD, {axis}});
+    };
+    expect_close(run(sum("CPU")), run(sum("INTERP")));
+  }
+}
+
+TEST(SplitReduce, AFullSumOfManyElementsIsTwoKernelsWithTheSameValue) {
+  auto sum = [](const std::string& dev) {
+    return make(Op::REDUCE_AXIS, dtypes::float32, {input(dev, {256, 512}, 0.5f)}, ReduceArg{Op::ADD, {0, 1}});
+  };
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {sum("INTERP")}));
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(s.items[0].buffers[0]->get_arg<BufferArg>().size, 64);  // 64 partial sums
+  expect_close(run(sum("CPU")), run(sum("INTERP")));
+  // every element is 0.5 * ((i * 7) % 11 - 5): the exact sum, computed on the host
+  double want = 0;
+  for (int64_t i = 0; i < 256 * 512; i++) want += 0.5 * ((i * 7) % 11 - 5);
+  EXPECT_NEAR(run(sum("CPU"))[0], want, 1e-3);
+}
+
+TEST(SplitReduce, SmallReductionsStayOneKernel) {
+  NodeRef s = make(Op::REDUCE_AXIS, dtypes::float32, {input("INTERP", {64, 64}, 1)}, ReduceArg{Op::ADD, {0, 1}});
+  EXPECT_EQ(create_schedule(make(Op::SINK, dtypes::void_, {s})).items.size(), 1u);
+}
+
+}  // namespace
+}  // namespace lg
