@@ -93,6 +93,44 @@ static inline lg_f32x16 lg_round_bf16x16(lg_f32x16 v) { /* lg_round_bf16 per lan
   memcpy(&v, &w, sizeof v);
   return v;
 }
+/* 2^x without libm and without branches, so loops of it vectorize: x = n + f with n = round(x)
+   (the 1.5*2^23 trick, exact in IEEE arithmetic) and |f| <= 0.5; 2^f from Cephes' exp2f polynomial
+   (relative error below 2e-7); 2^n applied as two power-of-two factors, so overflow gives inf and
+   tiny results underflow through the subnormals to 0. NaN stays NaN. */
+#define LG_EXP2_POLY(f) \
+  ((((((1.535336188319500e-4f * (f) + 1.339887440266574e-3f) * (f) + 9.618437357674640e-3f) * (f) + \
+      5.550332471162809e-2f) * (f) + 2.402264791363012e-1f) * (f) + 6.931472028550421e-1f) * (f) + 1.0f)
+static inline float lg_exp2f(float x) {
+  float c = x != x ? 0.0f : (x < -151.0f ? -151.0f : (x > 129.0f ? 129.0f : x));
+  float n = (c + 12582912.0f) - 12582912.0f;
+  float f = c - n;
+  int32_t ni = (int32_t)n, h = ni >> 1, l = ni - h;
+  float r = LG_EXP2_POLY(f) * lg_bits_f((uint32_t)(h + 127) << 23) * lg_bits_f((uint32_t)(l + 127) << 23);
+  return x != x ? x : r;
+}
+typedef int32_t lg_i32x16 __attribute__((vector_size(64)));
+static inline lg_f32x16 lg_sel_f32x16(lg_i32x16 m, lg_f32x16 a, lg_f32x16 b) { /* m ? a : b per lane */
+  lg_i32x16 ia, ib, r;
+  memcpy(&ia, &a, sizeof ia);
+  memcpy(&ib, &b, sizeof ib);
+  r = (ia & m) | (ib & ~m);
+  memcpy(&a, &r, sizeof a);
+  return a;
+}
+static inline lg_f32x16 lg_exp2_f32x16(lg_f32x16 x) { /* lg_exp2f per lane */
+  lg_i32x16 nan = (lg_i32x16)(x != x);
+  lg_f32x16 zero = {0}, c = lg_sel_f32x16(nan, zero, x);
+  c = lg_sel_f32x16((lg_i32x16)(c < -151.0f), zero - 151.0f, c);
+  c = lg_sel_f32x16((lg_i32x16)(c > 129.0f), zero + 129.0f, c);
+  lg_f32x16 n = (c + 12582912.0f) - 12582912.0f;
+  lg_f32x16 f = c - n;
+  lg_i32x16 ni = __builtin_convertvector(n, lg_i32x16), h = ni >> 1, l = ni - h;
+  lg_i32x16 eh = (h + 127) << 23, el = (l + 127) << 23;
+  lg_f32x16 sh, sl;
+  memcpy(&sh, &eh, sizeof sh);
+  memcpy(&sl, &el, sizeof sl);
+  return lg_sel_f32x16(nan, x, LG_EXP2_POLY(f) * sh * sl);
+}
 #if defined(__AVX512F__)
 #include <immintrin.h>
 static inline lg_f32x16 lg_fma_f32x16(lg_f32x16 a, lg_f32x16 b, lg_f32x16 c) { return (lg_f32x16)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }

@@ -220,7 +220,9 @@ std::string CWriter::alu_expr(const Node& n) {
     case Op::NEG: return is_float(t) ? str("-", s(0)) : str("(", T, ")(-", s(0), ")");
     case Op::RECIPROCAL: return rounded(t, str(dbl ? "1.0" : "1.0f", " / ", s(0)));
     case Op::SQRT: return fn("sqrt");
-    case Op::EXP2: return fn("exp2");
+    case Op::EXP2:  // float32 (and 16-bit floats, computed in float32): the prelude's branch-free 2^x
+      if (t.count > 1) return str("lg_exp2_f32x16(", s(0), ")");
+      return dbl ? fn("exp2") : rounded(t, str("lg_exp2f(", s(0), ")"));
     case Op::LOG2: return fn("log2");
     case Op::SIN: return fn("sin");
     case Op::TRUNC: return fn("trunc");

@@ -87,6 +87,10 @@ class Vectorizer {
         if (depends(n->src[0].get()) || n->dtype != dtypes::float32) throw NotVectorizable{};
         return make(Op::WHERE, vec(n->dtype), {n->src[0], vector(n->src[1]), vector(n->src[2])});
       }
+      case Op::EXP2: {  // the prelude's lg_exp2_f32x16
+        if (n->dtype != dtypes::float32) throw NotVectorizable{};
+        return make(Op::EXP2, vec(n->dtype), {vector(n->src[0])});
+      }
       case Op::ADD: case Op::MUL: case Op::NEG: case Op::MULACC: {
         if (n->dtype != dtypes::float32) throw NotVectorizable{};
         std::vector<NodeRef> src;

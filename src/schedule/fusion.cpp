@@ -36,6 +36,23 @@ int count_inputs(const UserMap& um, const std::vector<bool>& realize, int i, int
   return inputs;
 }
 
+// Whether n's fused subgraph (up to realized nodes and buffers, at most `cap` nodes looked at)
+// computes a transcendental (EXP2, LOG2, SIN): too costly to recompute per broadcast element.
+bool has_transcendental(const UserMap& um, const std::vector<bool>& realize, int i, int cap) {
+  std::vector<int> stack{i};
+  std::unordered_set<int> seen{i};
+  while (!stack.empty() && cap-- > 0) {
+    const Node* n = um.order[stack.back()];
+    stack.pop_back();
+    if (n->op == Op::EXP2 || n->op == Op::LOG2 || n->op == Op::SIN) return true;
+    for (const NodeRef& s : n->src) {
+      int k = um.index_of(s.get());
+      if (seen.insert(k).second && !realize[k] && !is_leaf(um.order[k])) stack.push_back(k);
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
@@ -81,6 +98,11 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
     if (node->op == Op::REDUCE_AXIS && !realize[k] && (paths[k] > 1 || crosses[k])) realize[k] = true;
     if (!realize[k] && is_alu(node->op) && um.users[k].size() >= 2 &&
         count_inputs(um, realize, static_cast<int>(k), 3) >= 3)
+      realize[k] = true;
+    // An elementwise value broadcast into a bigger iteration space (e.g. the softmax gradient
+    // feeding a matmul) would be recomputed per broadcast element: realize it when that includes a
+    // transcendental.
+    if (!realize[k] && is_alu(node->op) && crosses[k] && has_transcendental(um, realize, static_cast<int>(k), 64))
       realize[k] = true;
     if (realize[k]) {
       paths[k] = 1;
