@@ -154,7 +154,7 @@ void add_train_command(CLI::App& app) {
   auto a = std::make_shared<TrainArgs>();
   llm::TrainerOptions& o = a->o;
   auto* cmd = app.add_subcommand("train", "train a Llama model (synthetic data or a Megatron dataset)");
-  cmd->add_option("--model", a->model, "preset (tiny, small, llama3.1-8b, ...), config.json, or lazygrad JSON config")
+  cmd->add_option("--model,--config", a->model, "preset (tiny, small, llama3.1-8b, ...), config.json, or lazygrad JSON config")
       ->capture_default_str();
   cmd->add_option("--set", a->sets, "override a model field, KEY=VALUE (dim, layers, heads, kv_heads, ffn_dim, vocab, ...)");
   cmd->add_option("--init-from", a->init_from, "start from a Hugging Face checkpoint directory instead of random weights");
@@ -169,7 +169,8 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--warmup", o.warmup, "linear warmup steps")->capture_default_str();
   cmd->add_option("--schedule", o.schedule, "cosine (MLPerf), constant or wsd")->capture_default_str();
   cmd->add_option("--schedule-steps", o.schedule_steps, "length of the LR schedule (default --steps)");
-  cmd->add_option("--optimizer", o.step.optimizer, "adamw (MLPerf) or sgd (plain SGD, --momentum; no state)")
+  cmd->add_option("--optimizer", o.step.optimizer,
+                  "adamw (MLPerf), sgd (--momentum; no state at 0) or none (forward and backward only)")
       ->capture_default_str();
   cmd->add_option("--momentum", o.step.sgd.momentum, "SGD momentum")->capture_default_str();
   cmd->add_option("--weight-decay", o.step.adamw.weight_decay, "AdamW weight decay (not on 1-D parameters)")->capture_default_str();

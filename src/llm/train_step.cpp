@@ -24,8 +24,9 @@ TrainStep::TrainStep(Llama& model, TrainStepOptions options) : model_(model), o_
   else if (o_.optimizer == "sgd")
     opt_ = std::make_unique<nn::SGD>(masters_, o_.sgd);
   else
-    user_error("train: unknown optimizer \"", o_.optimizer, "\"; use adamw or sgd");
-  for (const auto& [n, p] : masters_) grad_acc_.push_back(nn::init::zeros(p.shape(), dtypes::float32, p.device()));
+    LG_USER_CHECK(o_.optimizer == "none", "train: unknown optimizer \"", o_.optimizer, "\"; use adamw, sgd or none");
+  if (opt_)  // "none": forward and backward only, no gradient buffers
+    for (const auto& [n, p] : masters_) grad_acc_.push_back(nn::init::zeros(p.shape(), dtypes::float32, p.device()));
   if (o_.compute == dtypes::float32) {
     compute_ = masters_;
   } else {
@@ -51,6 +52,11 @@ TrainStep::~TrainStep() {
   if (o_.compute != dtypes::float32) model_.bind(masters_);
 }
 
+nn::Optimizer& TrainStep::optimizer() {
+  LG_USER_CHECK(opt_ != nullptr, "train: this step has no optimizer (--optimizer none): nothing to save or resume");
+  return *opt_;
+}
+
 Tensor TrainStep::upload(const int32_t* data) const {
   int64_t n = o_.micro_batch * o_.seq_len;
   std::string device = masters_.items().front().second.device();
@@ -65,11 +71,11 @@ std::vector<Tensor> TrainStep::micro_fn(const std::vector<Tensor>& in) {
   Tensor loss = model_.loss_sum(in[0], in[1], o_.loss_chunk) * (1.0 / tokens_per_step);
   loss.backward();
   std::vector<Tensor> outs = {loss};
-  for (size_t i = 0; i < grad_acc_.size(); i++) {
+  for (size_t i = 0; i < compute_.size(); i++) {
     Tensor c = compute_.items()[i].second;
     Tensor g = c.grad();
     if (!g.defined()) continue;
-    outs.push_back(grad_acc_[i].assign(grad_acc_[i] + g.cast(dtypes::float32)));
+    outs.push_back(opt_ ? grad_acc_[i].assign(grad_acc_[i] + g.cast(dtypes::float32)) : g);
     c.set_grad(Tensor());
   }
   Tensor::realize(outs);
@@ -112,6 +118,7 @@ StepResult TrainStep::step(const std::vector<HostBatch>& micro, double lr) {
     std::vector<Tensor> out = micro_jit_ ? (*micro_jit_)(in) : micro_fn(in);
     r.loss += out[0].to_doubles()[0];
   }
+  if (!opt_) return r;  // forward and backward only
   opt_->set_lr(lr);
   int64_t before = opt_->steps();
   std::vector<Tensor> in = {opt_->upload_scalars()};
@@ -135,6 +142,7 @@ size_t TrainStep::planned_bytes() const {
 }
 
 void TrainStep::reset_optimizer() {
+  if (!opt_) return;
   std::vector<Tensor> outs;
   for (auto& [name, t] : opt_->state()) {
     Tensor s = t;

@@ -27,7 +27,9 @@ namespace lg::llm {
 struct TrainStepOptions {
   int64_t micro_batch = 8, seq_len = 256, grad_accum = 1;
   DType compute = dtypes::bfloat16;  // bfloat16 or float32
-  std::string optimizer = "adamw";   // "adamw" or "sgd" (momentum 0: no optimizer state)
+  // "adamw", "sgd" (momentum 0: no optimizer state) or "none" (forward and backward only: the
+  // gradients are computed and dropped; for measuring and for models too big to update)
+  std::string optimizer = "adamw";
   nn::AdamWConfig adamw;             // adamw.lr is replaced by step()'s lr
   nn::SGDConfig sgd;
   double clip = 1.0;                 // global gradient norm bound (<= 0: no clipping)
@@ -56,7 +58,7 @@ class TrainStep {
   // Sum of the token cross-entropies of one batch (micro_batch, seq_len), with no gradients.
   double eval_loss_sum(const HostBatch& batch);
 
-  nn::Optimizer& optimizer() { return *opt_; }
+  nn::Optimizer& optimizer();  // a user error for optimizer "none"
   const nn::ParamList& masters() const { return masters_; }
   const TrainStepOptions& options() const { return o_; }
   // Bytes of the captured steps' planned intermediates (0 before capture).

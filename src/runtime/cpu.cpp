@@ -24,14 +24,18 @@ std::atomic<size_t> compiles{0};
 
 // Small buffers: 64-byte aligned heap memory, zeroed. Large ones: fresh anonymous pages, which the
 // kernel hands out zeroed on first touch, so no pass over the memory is needed before a kernel
-// writes it.
+// writes it; from 4 MiB on, advised as transparent huge pages.
 class HostAllocator : public Allocator {
  public:
   static constexpr size_t kMapThreshold = size_t{1} << 20;
+  static constexpr size_t kHugeThreshold = size_t{4} << 20;
   void* alloc(size_t bytes) override {
     if (bytes >= kMapThreshold) {
       void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
       LG_CHECK(p != MAP_FAILED, "out of host memory mapping ", bytes, " bytes");
+      // Transparent huge pages where the system allows them: kernels that stride through big
+      // tensors (a matmul's transposed operand) otherwise miss the TLB on every access.
+      if (bytes >= kHugeThreshold) madvise(p, bytes, MADV_HUGEPAGE);
       return p;
     }
     void* p = nullptr;

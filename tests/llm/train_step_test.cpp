@@ -151,3 +151,25 @@ TEST(TrainStep, BadOptionsAreUserErrors) {
 
 }  // namespace
 }  // namespace lg::llm
+
+namespace lg::llm {
+namespace {
+
+// --optimizer none: forward and backward run (the loss is reported) and the weights stay as they are.
+TEST(TrainStep, OptimizerNoneRunsForwardAndBackwardOnly) {
+  Tensor::manual_seed(26);
+  Llama m(micro());
+  std::vector<double> before = flat(m.params());
+  TrainStepOptions o = options(2, 1, dtypes::float32, true);
+  o.optimizer = "none";
+  TrainStep ts(m, o);
+  for (int s = 0; s < 3; s++) {
+    Data d = batch(s, 2, 8);
+    EXPECT_NEAR(ts.step({{d.tokens.data(), d.labels.data()}}, 1e-2).loss, std::log(64.0), 0.2);
+  }
+  EXPECT_EQ(flat(ts.masters()), before);
+  EXPECT_NE(testing_util::error_of([&] { ts.optimizer(); }).find("none"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lg::llm
