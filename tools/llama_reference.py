@@ -13,6 +13,10 @@ w2(silu(w1 x) * w3 x); final norm; untied head; token-mean cross-entropy in floa
   step --config A|B|C --dtype fp32|bf16 [--steps N --warmup W]
                        times one training step (forward + loss + backward + clip + AdamW) of the
                        configurations of shared/bench/BASELINE.md on 2 threads; prints one JSON line
+  mini --train PREFIX --eval PREFIX [--minutes 5 --seed S --threads 2 --dtype bf16|fp32 ...]
+                       trains the "mini" MLPerf preset (src/llm/mlperf.cpp) with the same recipe on a
+                       Megatron .bin/.idx dataset for a training-time budget, evaluating every
+                       --eval-every sequences; prints one JSON line per eval (docs/mlperf_target.md)
 
 Run with Debian's python3-torch (1.13): /usr/bin/python3 tools/llama_reference.py golden \\
     --out tests/llm/data/llama_golden
@@ -23,9 +27,13 @@ import json
 import math
 import os
 import struct
+import sys
 import time
 
-import torch
+# Before torch's OpenMP starts: idle OpenMP threads must not spin against OpenBLAS's (BASELINE.md).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402
 import torch.nn.functional as F
 
 
@@ -350,6 +358,141 @@ def step(config, dtype, steps, warmup):
                       "loss": round(loss, 4), "threads": torch.get_num_threads(), "torch": torch.__version__}))
 
 
+# ---------------------------------------------------------------------------------------------------
+# mini: the "mini" MLPerf preset trained for a time budget (docs/mlperf_target.md)
+
+IDX_DTYPES = {1: (torch.uint8, 1), 2: (torch.int8, 1), 3: (torch.int16, 2), 4: (torch.int32, 4),
+              5: (torch.int64, 8), 8: (torch.int16, 2)}  # 8 = uint16: read as int16, masked below
+
+
+def read_indexed(prefix):
+    """A Megatron MMIDIDX v1 dataset (src/llm/indexed_dataset.h) -> list of int64 token tensors, one per
+    sequence (= document), in file order."""
+    with open(prefix + ".idx", "rb") as f:
+        idx = f.read()
+    assert idx[:9] == b"MMIDIDX\x00\x00", prefix + ".idx: bad magic"
+    version, code, n, d = struct.unpack_from("<QBQQ", idx, 9)
+    assert version == 1 and code in IDX_DTYPES, "%s.idx: version %d dtype %d" % (prefix, version, code)
+    lengths = struct.unpack_from("<%di" % n, idx, 34)
+    offsets = struct.unpack_from("<%dq" % n, idx, 34 + 4 * n)
+    tdtype, size = IDX_DTYPES[code]
+    with open(prefix + ".bin", "rb") as f:
+        raw = bytearray(f.read())
+    docs = []
+    for length, off in zip(lengths, offsets):
+        assert off + length * size <= len(raw), prefix + ".bin: too short"
+        t = torch.frombuffer(raw, dtype=tdtype, count=length, offset=off).to(torch.int64)
+        if code == 8:
+            t = t & 0xFFFF
+        docs.append(t)
+    return docs
+
+
+class TrainWindows:
+    """Training samples as src/llm/sampler.h describes (not its exact permutation): epoch e
+    concatenates the documents in a seeded shuffled order, cuts W = (tokens-1)//seq windows of seq+1
+    tokens overlapping by one, and visits them in a seeded shuffled order."""
+
+    def __init__(self, docs, seq, seed):
+        self.docs, self.seq, self.seed = docs, seq, seed
+        self.tokens = sum(len(t) for t in docs)
+        self.windows = (self.tokens - 1) // seq
+        assert self.windows > 0, "training data shorter than one window"
+        self.epoch, self.stream, self.order = -1, None, None
+
+    def sample(self, k):
+        e, i = divmod(k, self.windows)
+        if e != self.epoch:
+            g = torch.Generator().manual_seed(self.seed * 1000003 + e)
+            perm = torch.randperm(len(self.docs), generator=g).tolist()
+            self.stream = torch.cat([self.docs[j] for j in perm])
+            self.order = torch.randperm(self.windows, generator=g)
+            self.epoch = e
+        w = int(self.order[i])
+        return self.stream[w * self.seq: w * self.seq + self.seq + 1]
+
+
+def eval_windows(docs, seq, samples):
+    """The validation documents in file order, windows of seq+1 tokens overlapping by one, the first
+    `samples` of them: (n, seq+1) int64."""
+    stream = torch.cat(docs)
+    n = min(samples, (len(stream) - 1) // seq)
+    return torch.stack([stream[w * seq: w * seq + seq + 1] for w in range(n)])
+
+
+def mini_lr(s, base, end, warmup, max_steps):
+    if s <= warmup:
+        return base * (s + 1) / (warmup + 1)
+    return end + (base - end) * 0.5 * (1 + math.cos(math.pi * (s - warmup) / (max_steps - warmup)))
+
+
+def mini(a):
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    cfg = hf_config(dim=a.dim, layers=a.layers, heads=a.heads, kv_heads=a.kv_heads, ffn=a.ffn, vocab=a.vocab,
+                    max_pos=a.seq, rope_theta=500000.0, rope_scaling=llama3_scaling(8192), norm_eps=1e-5,
+                    init_std=0.02)
+    train = TrainWindows(read_indexed(a.train), a.seq, a.seed)
+    val = eval_windows(read_indexed(a.eval), a.seq, a.eval_samples)
+    assert len(val) == a.eval_samples, "validation data holds only %d windows" % len(val)
+    P = init_params(cfg, a.seed)
+    mats = [t for t in P.values() if t.dim() >= 2]
+    vecs = [t for t in P.values() if t.dim() < 2]
+    opt = torch.optim.AdamW([{"params": mats, "weight_decay": a.weight_decay},
+                             {"params": vecs, "weight_decay": 0.0}],
+                            lr=a.lr, betas=(0.9, 0.95), eps=1e-5, foreach=False)
+    tables = rope_tables(cfg, a.seq)
+    params = list(P.values())
+    end_lr = a.end_lr_factor * a.lr
+    bf16 = a.dtype == "bf16"
+
+    def forward_loss(tokens, labels):
+        if bf16:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                return loss_of(logits_of(cfg, P, tokens, tables), labels)
+        return loss_of(logits_of(cfg, P, tokens, tables), labels)
+
+    def evaluate():
+        total = 0.0
+        with torch.no_grad():
+            for b in range(0, len(val), a.eval_batch):
+                w = val[b: b + a.eval_batch]
+                total += float(forward_loss(w[:, :-1], w[:, 1:])) * len(w)
+        return total / len(val)
+
+    info = {"mode": "mini", "dtype": a.dtype, "seed": a.seed, "threads": torch.get_num_threads(),
+            "torch": torch.__version__, "train_windows_per_epoch": train.windows, "eval_windows": len(val),
+            "params": sum(t.numel() for t in params), "budget_s": a.minutes * 60}
+    print(json.dumps(info), file=sys.stderr, flush=True)
+
+    budget = a.minutes * 60.0
+    train_seconds, step, samples, last_loss = 0.0, 0, 0, float("nan")
+    while train_seconds < budget and step < a.max_steps:
+        t0 = time.perf_counter()
+        batch = torch.stack([train.sample(samples + i) for i in range(a.batch)])
+        for group in opt.param_groups:
+            group["lr"] = mini_lr(step, a.lr, end_lr, a.warmup, a.max_steps)
+        loss = forward_loss(batch[:, :-1], batch[:, 1:])
+        loss.backward()
+        norm = torch.nn.utils.clip_grad_norm_(params, a.clip)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        last_loss = float(loss)
+        train_seconds += time.perf_counter() - t0
+        step += 1
+        samples += a.batch
+        if a.log_every and step % a.log_every == 0:
+            print(json.dumps({"step": step, "train_loss": round(last_loss, 4), "grad_norm": round(float(norm), 4),
+                              "train_seconds": round(train_seconds, 2)}), file=sys.stderr, flush=True)
+        if samples % a.eval_every == 0:
+            t1 = time.perf_counter()
+            ev = evaluate()
+            print(json.dumps({"samples": samples, "eval_loss": round(ev, 4), "train_seconds": round(train_seconds, 1),
+                              "eval_seconds": round(time.perf_counter() - t1, 1)}), flush=True)
+    print(json.dumps({"done": True, "steps": step, "samples": samples, "train_seconds": round(train_seconds, 1),
+                      "last_train_loss": round(last_loss, 4)}), file=sys.stderr, flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="mode", required=True)
@@ -360,9 +503,39 @@ def main():
     s.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
     s.add_argument("--steps", type=int, default=5, help="timed steps (median reported)")
     s.add_argument("--warmup", type=int, default=2, help="untimed steps first")
+    m = sub.add_parser("mini", help="train the mini MLPerf preset for a time budget, evaluating as it goes")
+    m.add_argument("--train", required=True, help="training dataset prefix (PREFIX.bin, PREFIX.idx)")
+    m.add_argument("--eval", required=True, help="validation dataset prefix")
+    m.add_argument("--minutes", type=float, default=5.0, help="training-time budget (evaluation excluded)")
+    m.add_argument("--seed", type=int, default=0)
+    m.add_argument("--threads", type=int, default=2)
+    m.add_argument("--dtype", choices=["bf16", "fp32"], default="bf16",
+                   help="bf16: autocast bf16 compute, fp32 master weights; fp32: all fp32")
+    m.add_argument("--dim", type=int, default=128)
+    m.add_argument("--layers", type=int, default=2)
+    m.add_argument("--heads", type=int, default=4)
+    m.add_argument("--kv-heads", type=int, default=2)
+    m.add_argument("--ffn", type=int, default=384)
+    m.add_argument("--vocab", type=int, default=128256)
+    m.add_argument("--seq", type=int, default=128)
+    m.add_argument("--batch", type=int, default=16, help="global batch (no accumulation)")
+    m.add_argument("--lr", type=float, default=3e-3)
+    m.add_argument("--end-lr-factor", type=float, default=0.1)
+    m.add_argument("--warmup", type=int, default=20)
+    m.add_argument("--max-steps", type=int, default=2000)
+    m.add_argument("--weight-decay", type=float, default=0.1)
+    m.add_argument("--clip", type=float, default=1.0)
+    m.add_argument("--eval-every", type=int, default=512, help="sequences between evals (a multiple of --batch)")
+    m.add_argument("--eval-samples", type=int, default=128)
+    m.add_argument("--eval-batch", type=int, default=16)
+    m.add_argument("--log-every", type=int, default=0, help="train-loss line on stderr every N steps (0: none)")
     a = ap.parse_args()
     if a.mode == "golden":
         golden(a.out)
+    elif a.mode == "mini":
+        if a.eval_every % a.batch or a.minutes <= 0 or a.warmup >= a.max_steps:
+            ap.error("--eval-every must be a multiple of --batch, --minutes > 0, --warmup < --max-steps")
+        mini(a)
     else:
         if a.steps < 1 or a.warmup < 0:
             ap.error("--steps must be >= 1 and --warmup >= 0")
