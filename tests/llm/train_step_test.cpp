@@ -3,19 +3,14 @@
 #include <cmath>
 
 #include "common/user_error.h"
+#include "llm/micro_llama.h"
 #include "llm/synthetic.h"
 #include "llm/train_step.h"
 
 namespace lg::llm {
 namespace {
 
-LlamaConfig micro() {
-  LlamaConfig c = llama_preset("tiny");
-  c.name = "micro";
-  c.dim = 32, c.n_layers = 2, c.n_heads = 4, c.n_kv_heads = 2, c.ffn_dim = 48, c.vocab_size = 64;
-  c.max_seq_len = 16;
-  return c;
-}
+LlamaConfig micro() { return testing::micro_llama(); }
 
 // Batch k of size b x s from the synthetic cycle (tokens and next-token labels).
 struct Data {

@@ -5,6 +5,7 @@
 
 #include "base/config.h"
 #include "common/user_error.h"
+#include "llm/micro_llama.h"
 #include "llm/data_paths.h"
 #include "llm/synthetic.h"
 #include "llm/trainer.h"
@@ -14,13 +15,7 @@ namespace {
 
 using json = nlohmann::json;
 
-LlamaConfig micro() {
-  LlamaConfig c = llama_preset("tiny");
-  c.name = "micro";
-  c.dim = 32, c.n_layers = 2, c.n_heads = 4, c.n_kv_heads = 2, c.ffn_dim = 48, c.vocab_size = 64;
-  c.max_seq_len = 16;
-  return c;
-}
+LlamaConfig micro() { return testing::micro_llama(); }
 
 TrainerOptions synthetic(int64_t steps) {
   TrainerOptions o;
