@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "apps/commands.h"
+#include "bench/device_matmul.h"
 #include "bench/kernel_bench.h"
 
 namespace lg::apps {
@@ -58,6 +59,13 @@ void add_bench_command(CLI::App& app) {
                   "name such as Haswell (default auto)");
   cmd->add_flag("--quick", a->quick, "tiny sizes, 1 MiB arrays, 3 runs: a smoke test that takes seconds");
   cmd->callback([a] { run_bench_kernels(*a); });
+  auto m = std::make_shared<bench::DeviceMatmulOptions>();
+  auto* mm = bench->add_subcommand("matmul", "square matmuls on a device (CUDA bf16 by default): ms and TFLOP/s");
+  mm->add_option("--device", m->device, "device to run on")->capture_default_str();
+  mm->add_option("--dtype", m->dtype, "bf16, fp16 or fp32")->capture_default_str();
+  mm->add_option("--sizes", m->sizes, "matrix sizes N (N x N @ N x N)")->delimiter(',');
+  mm->add_option("--repeats", m->repeats, "products per timed run")->capture_default_str();
+  mm->callback([m] { bench::run_device_matmul(*m); });
 }
 
 }  // namespace lg::apps

@@ -31,6 +31,8 @@ static Config read_config() {
   else if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') c.cache_dir = std::string(h) + "/.cache/lazygrad";
   else c.cache_dir = "/tmp/lazygrad-cache";
   if (const char* cc = std::getenv("CC"); cc != nullptr && *cc != '\0') c.cc = cc;
+  if (const char* a = std::getenv("CUDA_ARCH"); a != nullptr && *a != '\0') c.cuda_arch = a;
+  if (const char* p = std::getenv("CUDA_PATH"); p != nullptr && *p != '\0') c.cuda_path = p;
   return c;
 }
 

@@ -10,6 +10,8 @@
 //   LAZYGRAD_CACHE_DIR  where compiled kernels are cached (default $XDG_CACHE_HOME/lazygrad or
 //           ~/.cache/lazygrad)
 //   CC      the C compiler for the CPU device (default clang, else gcc)
+//   CUDA_ARCH  NVRTC's target when no GPU says which (default sm_90; e.g. sm_80, compute_90 for PTX)
+//   CUDA_PATH  the CUDA toolkit (NVRTC and its headers; default: next to libnvrtc, /usr/local/cuda)
 #include <string>
 
 namespace lg {
@@ -24,6 +26,8 @@ struct Config {
   bool cache = true;
   std::string cache_dir;  // resolved: never empty after reading the environment
   std::string cc;         // "" = find clang, then gcc
+  std::string cuda_arch;  // "" = the GPU's own, or sm_90 where there is none
+  std::string cuda_path;  // "" = search
 };
 
 // The process-wide configuration, read from the environment on first use.

@@ -19,6 +19,7 @@ static const char* kind_name(OptKind k) {
     case OptKind::GROUP: return "GROUP";
     case OptKind::PADTO: return "PADTO";
     case OptKind::THREAD: return "THREAD";
+    case OptKind::GLOBAL: return "GLOBAL";
   }
   return "?";
 }
@@ -47,7 +48,7 @@ std::vector<NodeRef> kernel_axes(const NodeRef& ast) {
   std::vector<NodeRef> axes;
   for (const Node* r : all_ranges(ast)) {
     AxisType t = rtype(r);
-    if ((t == AxisType::LOOP || t == AxisType::THREAD || t == AxisType::REDUCE) && r->src[0]->is_const()) axes.push_back(NodeRef::share(r));
+    if ((t == AxisType::LOOP || t == AxisType::THREAD || t == AxisType::GLOBAL || t == AxisType::REDUCE) && r->src[0]->is_const()) axes.push_back(NodeRef::share(r));
   }
   std::stable_partition(axes.begin(), axes.end(), [](const NodeRef& r) { return rtype(r.get()) != AxisType::REDUCE; });
   return axes;
@@ -144,6 +145,9 @@ static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
       int64_t first = rid(all_ranges(ast).front());
       return substitute(ast, {{r, range(rsize(r.get()), first - 1, AxisType::THREAD)}});
     }
+    case OptKind::GLOBAL:
+      if (reduce) throw OptError("GLOBAL of a reduce axis");
+      return substitute(ast, {{r, range(rsize(r.get()), rid(r.get()), AxisType::GLOBAL)}});
   }
   throw OptError("unknown opt");
 }

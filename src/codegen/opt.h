@@ -3,7 +3,7 @@
 // them to a kernel AST (kernel stage) by splitting and retyping its RANGEs. The algorithm (what is
 // computed) never changes; only the loop structure does.
 //
-// Axes: the kernel's splittable RANGEs (types LOOP, THREAD, REDUCE) ordered by id, output axes
+// Axes: the kernel's splittable RANGEs (types LOOP, THREAD, GLOBAL, REDUCE) ordered by id, output axes
 // first; the list is recomputed after every Opt, so axis numbers refer to the kernel as it is then.
 //
 //   UPCAST a  n   output axis a -> a/n outer loop x n copies of the body (register tile; expanded
@@ -16,6 +16,8 @@
 //   GROUP  a  n   reduce axis a -> a/n x n nested loops (splits a reduction; same summation order)
 //   PADTO  a  n   axis a grows to a multiple of n; the extra iterations are masked off
 //   THREAD a  -   output axis a becomes the outermost loop, the one split across threads
+//   GLOBAL a  -   output axis a becomes a GPU grid axis (one iteration per thread); with LOCAL
+//                 ranges as the block's axes (codegen/gpu_launch.h). C renderers keep it a loop.
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,7 +26,7 @@
 
 namespace lg {
 
-enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD };
+enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL };
 
 struct Opt {
   OptKind kind;

@@ -5,6 +5,8 @@
 
 #include "base/error.h"
 #include "runtime/cpu.h"
+#include "runtime/cuda.h"
+#include "runtime/compile_check.h"
 #include "runtime/interp.h"
 
 namespace lg {
@@ -19,6 +21,9 @@ struct Kind {
 const Kind kKinds[] = {
     {"INTERP", make_interp_device, "reference interpreter of linear programs (scalar C++)"},
     {"CPU", make_cpu_device, "C kernels compiled by clang into shared objects, run on a thread pool"},
+    {"CUDA", make_cuda_device, "NVIDIA GPUs (CUDA:0..n-1): CUDA C kernels compiled by NVRTC, driver API loaded at run time"},
+    {"CUDACHECK", make_cuda_check_device, "CUDA compile check without a GPU: every kernel through NVRTC, then run on the CPU"},
+    {"HIPCHECK", make_hip_check_device, "HIP compile check: every kernel through hipcc (gfx90a, gfx940), then run on the CPU"},
 };
 }  // namespace
 

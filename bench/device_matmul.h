@@ -1,0 +1,21 @@
+#pragma once
+// `lazygrad bench matmul`: square matmuls on any device and dtype (the GPU check times bf16 on
+// CUDA with it, tools/gpu_check.sh). One line per size:
+//   matmul <device> <dtype> N=<n> ms=<median ms> tflops=<TFLOP/s>
+// Runs on a GPU are asynchronous: each timed run is `repeats` back-to-back products followed by a
+// read of one element, which waits for all of them.
+#include <string>
+#include <vector>
+
+namespace lg::bench {
+
+struct DeviceMatmulOptions {
+  std::string device = "CUDA";
+  std::string dtype = "bf16";  // bf16, fp16 or fp32
+  std::vector<int64_t> sizes = {4096, 8192};
+  int repeats = 5;
+};
+
+void run_device_matmul(const DeviceMatmulOptions& o);
+
+}  // namespace lg::bench

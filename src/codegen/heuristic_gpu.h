@@ -1,0 +1,20 @@
+#pragma once
+// The hand-written optimization choice for GPU kernels (CUDA, HIP) when BEAM is off and NOOPT is
+// not set. It only returns Opts; apply_opts does the work, gpu_launch_dims reads the result.
+#include <vector>
+
+#include "codegen/opt.h"
+
+namespace lg {
+
+// Threads: LOCAL splits of the output axes, starting from the one the store writes contiguously
+// (neighbouring threads touch neighbouring elements: coalesced), up to kGpuBlockThreads threads
+// per block; an axis with no divisor of at least 32 is first padded (PADTO) to a multiple of 32.
+// Kernels with a reduction also get a register tile: UPCAST by 4 of an output axis that some load
+// does not move along (each loaded value feeds 4 accumulators). Every output axis left is GLOBAL:
+// one grid block per combination. heuristic_gpu.cpp says why.
+std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast);
+
+inline constexpr int kGpuBlockThreads = 256;
+
+}  // namespace lg

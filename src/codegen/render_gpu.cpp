@@ -1,0 +1,320 @@
+#include "codegen/render_gpu.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "base/error.h"
+#include "codegen/gpu_launch.h"
+
+namespace lg {
+
+const char* const kGpuCommonPrelude = R"GPU(
+#define LG_D __device__ __forceinline__
+typedef bool bool_t;
+#ifndef INT64_MIN
+#define INT64_MIN (-9223372036854775807LL - 1)
+#endif
+#ifndef UINT64_MAX
+#define UINT64_MAX 18446744073709551615ULL
+#endif
+LG_D float lg_bits_f(uint32_t u) { return __uint_as_float(u); }
+LG_D uint32_t lg_f_bits(float f) { return __float_as_uint(f); }
+LG_D double lg_bits_d(uint64_t u) { return __longlong_as_double((long long)u); }
+LG_D uint64_t lg_d_bits(double d) { return (uint64_t)__double_as_longlong(d); }
+LG_D float lg_round_bf16(float x) { return lg_bf16_to_f(lg_f_to_bf16(x)); }
+LG_D float lg_round_f16(float x) { return lg_f16_to_f(lg_f_to_f16(x)); }
+/* double -> float rounding to odd, so a second rounding to 16 bits is correct */
+LG_D float lg_d_to_f_odd(double x) {
+  float f = (float)x;
+  if ((double)f == x || !isfinite(f) || (lg_f_bits(f) & 1u)) return f;
+  return nextafterf(f, x > f ? __int_as_float(0x7f800000) : __int_as_float(0xff800000));
+}
+LG_D float lg_maxf(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : (a < b ? b : a); }
+LG_D double lg_maxd(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : (a < b ? b : a); }
+LG_D int64_t lg_d_to_i(double x, double lo, double hi, int64_t ilo, int64_t ihi) {
+  if (x != x) return 0;
+  double t = trunc(x);
+  return t <= lo ? ilo : t >= hi ? ihi : (int64_t)t;
+}
+LG_D uint64_t lg_d_to_u64(double x) {
+  if (x != x) return 0;
+  double t = trunc(x);
+  return t <= 0 ? 0 : t >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)t;
+}
+/* division by 0 gives 0; signed x / -1 wraps instead of trapping */
+#define LG_IDIVS(a, b) ((b) == 0 ? 0 : (b) == -1 ? -(a) : (a) / (b))
+#define LG_MODS(a, b) ((b) == 0 || (b) == -1 ? 0 : (a) % (b))
+#define LG_IDIVU(a, b) ((b) == 0 ? 0 : (a) / (b))
+#define LG_MODU(a, b) ((b) == 0 ? 0 : (a) % (b))
+)GPU";
+
+namespace {
+
+// The C++ type a value of t is held in (16-bit floats: float).
+const char* reg_type(DType t) {
+  LG_CHECK(t.count == 1, "GPU renderer: no vector types (", name(t), ")");
+  switch (t.scalar) {
+    case Scalar::Bool: return "bool_t";
+    case Scalar::Int8: return "int8_t";
+    case Scalar::UInt8: return "uint8_t";
+    case Scalar::Int16: return "int16_t";
+    case Scalar::UInt16: return "uint16_t";
+    case Scalar::Int32: return "int32_t";
+    case Scalar::UInt32: return "uint32_t";
+    case Scalar::Int64: return "int64_t";
+    case Scalar::UInt64: return "uint64_t";
+    case Scalar::Float16: case Scalar::BFloat16: case Scalar::Float32: return "float";
+    case Scalar::Float64: return "double";
+    case Scalar::Void: break;
+  }
+  internal_error(__FILE__, __LINE__, "no GPU type for " + name(t));
+}
+
+// The type an element of t is stored as.
+std::string mem_type(DType t) {
+  if (t.scalar == Scalar::BFloat16) return "lg_bf16_t";
+  if (t.scalar == Scalar::Float16) return "lg_f16_t";
+  return reg_type(t);
+}
+
+std::string float_literal(double v, DType t) {
+  bool dbl = t.scalar == Scalar::Float64;
+  if (std::isnan(v)) return dbl ? "__longlong_as_double(0x7ff8000000000000LL)" : "__int_as_float(0x7fc00000)";
+  if (std::isinf(v))
+    return dbl ? (v < 0 ? "__longlong_as_double(0xfff0000000000000LL)" : "__longlong_as_double(0x7ff0000000000000LL)")
+               : (v < 0 ? "__int_as_float(0xff800000)" : "__int_as_float(0x7f800000)");
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a%s", v, dbl ? "" : "f");  // hexadecimal: exact (C++17)
+  return buf;
+}
+
+std::string literal(const Node& c) {
+  if (is_float(c.dtype)) return float_literal(std::get<double>(c.arg), c.dtype);
+  int64_t v = std::get<int64_t>(c.arg);
+  if (is_bool(c.dtype)) return v ? "true" : "false";
+  if (c.dtype.scalar == Scalar::UInt64) return std::to_string(static_cast<uint64_t>(v)) + "ull";
+  if (v == INT64_MIN) return "INT64_MIN";
+  return "((" + std::string(reg_type(c.dtype)) + ")" + std::to_string(v) + "ll)";
+}
+
+std::string rounded(DType t, const std::string& e) {
+  if (t.scalar == Scalar::BFloat16) return "lg_round_bf16(" + e + ")";
+  if (t.scalar == Scalar::Float16) return "lg_round_f16(" + e + ")";
+  return e;
+}
+
+class GpuWriter {
+ public:
+  explicit GpuWriter(const LinearProgram& p) : p_(p), dims_(gpu_launch_dims(p)) {}
+
+  std::string run(const std::string& prelude) {
+    std::string params;
+    for (size_t k = 0; k < p_.globals.size(); k++) {
+      DType g = p_.globals[k];
+      params += str(k ? ", " : "", g.scalar == Scalar::Void ? "void" : mem_type(g), "* __restrict__ data", k);
+    }
+    out_ = prelude + kGpuCommonPrelude + "/* " + p_.name + " */\n";
+    out_ += str("extern \"C\" __global__ void __launch_bounds__(", dims_.threads, ") lg_kernel(", params, ") {\n");
+    line("const int64_t lg_b = (int64_t)blockIdx.x + (int64_t)blockIdx.y * (int64_t)gridDim.x;");
+    line("const int64_t lg_t = (int64_t)threadIdx.x;");
+    line("(void)lg_b; (void)lg_t;");
+    if (dims_.grid_padded) line(str("if (lg_b >= ", dims_.blocks, "ll) return;"));
+    for (const NodeRef& n : p_.ops) emit(*n);
+    return out_ + "}\n";
+  }
+
+ private:
+  const LinearProgram& p_;
+  LaunchDims dims_;
+  std::string out_;
+  int depth_ = 1;
+  std::unordered_map<const Node*, std::string> expr_;  // how to refer to each value
+  std::unordered_set<const Node*> launch_ranges_;      // GLOBAL/LOCAL: no loop to close
+  int next_ = 0;
+
+  const std::string& ref(const NodeRef& n) {
+    auto it = expr_.find(n.get());
+    LG_CHECK(it != expr_.end(), "GPU renderer: ", op_name(n->op), " used before it is defined");
+    return it->second;
+  }
+  void line(const std::string& s) { out_ += std::string(2 * depth_, ' ') + s + "\n"; }
+  void define(const Node& n, const std::string& value) {
+    std::string v = "v" + std::to_string(next_++);
+    line(str("const ", reg_type(n.dtype), " ", v, " = ", value, ";"));
+    expr_[&n] = v;
+  }
+
+  void emit(const Node& n) {
+    switch (n.op) {
+      case Op::DEFINE_GLOBAL: expr_[&n] = str("data", n.get_arg<int64_t>()); return;
+      case Op::CONST: expr_[&n] = literal(n); return;
+      case Op::RANGE: return open_range(n);
+      case Op::END:
+        if (launch_ranges_.count(n.src[0].get())) return;
+        depth_--;
+        line("}");
+        return;
+      case Op::INDEX: expr_[&n] = str(ref(n.src[0]), "[", ref(n.src[1]), "]"); return;
+      case Op::LOAD: return emit_load(n);
+      case Op::STORE: return emit_store(n);
+      case Op::DEFINE_ACC: {
+        std::string v = "acc" + std::to_string(next_++);
+        line(str(reg_type(n.dtype), " ", v, " = ", ref(n.src[0]), ";"));
+        expr_[&n] = v;
+        return;
+      }
+      case Op::ACCUMULATE:
+        line(str(ref(n.src[0]), " = ", ref(n.src[1]), ";"));
+        expr_[&n] = ref(n.src[0]);
+        return;
+      default: break;
+    }
+    LG_CHECK(is_alu(n.op), "GPU renderer cannot render ", op_name(n.op));
+    define(n, alu_expr(n));
+  }
+
+  void open_range(const Node& r) {
+    int64_t id = r.get_arg<RangeArg>().id;
+    std::string v = id < 0 ? "rn" + std::to_string(-id) : "r" + std::to_string(id);
+    expr_[&r] = v;
+    for (const GpuAxis& a : dims_.axes) {
+      if (a.range != &r) continue;
+      int64_t total = a.local ? dims_.threads : dims_.blocks;
+      std::string e = a.local ? "lg_t" : "lg_b";
+      if (a.stride > 1) e = str("(", e, " / ", a.stride, "ll)");
+      if (a.stride * a.size < total) e = str("(", e, " % ", a.size, "ll)");
+      line(str("const int64_t ", v, " = ", e, ";"));
+      launch_ranges_.insert(&r);
+      return;
+    }
+    line(str("for (int64_t ", v, " = 0; ", v, " < ", ref(r.src[0]), "; ", v, "++) {"));
+    depth_++;
+  }
+
+  std::string from_memory(DType t, const std::string& e) {
+    if (t.scalar == Scalar::BFloat16) return "lg_bf16_to_f(" + e + ")";
+    if (t.scalar == Scalar::Float16) return "lg_f16_to_f(" + e + ")";
+    return e;
+  }
+  std::string to_memory(DType t, const std::string& e) {
+    if (t.scalar == Scalar::BFloat16) return "lg_f_to_bf16(" + e + ")";
+    if (t.scalar == Scalar::Float16) return "lg_f_to_f16(" + e + ")";
+    return e;
+  }
+
+  void emit_load(const Node& n) {
+    const Node& idx = *n.src[0];
+    std::string v = from_memory(n.dtype, ref(n.src[0]));
+    if (idx.src.size() == 3) v = str(ref(idx.src[2]), " ? ", v, " : (", reg_type(n.dtype), ")0");
+    define(n, v);
+  }
+
+  void emit_store(const Node& n) {
+    const Node& idx = *n.src[0];
+    std::string s = str(ref(n.src[0]), " = ", to_memory(n.src[1]->dtype, ref(n.src[1])), ";");
+    line(idx.src.size() == 3 ? str("if (", ref(idx.src[2]), ") ", s) : s);
+  }
+
+  std::string alu_expr(const Node& n);
+  std::string cast_expr(const Node& n);
+  std::string bitcast_expr(const Node& n);
+};
+
+std::string GpuWriter::cast_expr(const Node& n) {
+  DType from = n.src[0]->dtype, to = n.dtype;
+  const std::string& x = ref(n.src[0]);
+  if (is_bool(to)) return str("(", x, " != 0)");
+  if (is_float(from) && is_float(to)) {
+    if (to.scalar == Scalar::Float64) return str("(double)", x);
+    if (to.scalar == Scalar::Float32) return str("(float)", x);
+    return rounded(to, from.scalar == Scalar::Float64 ? str("lg_d_to_f_odd(", x, ")") : x);
+  }
+  if (is_float(from)) {
+    if (to.scalar == Scalar::UInt64) return str("lg_d_to_u64(", x, ")");
+    int64_t lo = int_dtype_min(to), hi = int_dtype_max(to);
+    return str("(", reg_type(to), ")lg_d_to_i(", x, ", ", float_literal(static_cast<double>(lo), dtypes::float64), ", ",
+               float_literal(static_cast<double>(hi), dtypes::float64), ", ", lo == INT64_MIN ? "INT64_MIN" : str(lo, "ll"),
+               ", ", hi, "ll)");
+  }
+  if (is_float(to)) {  // integer or bool source
+    if (to.scalar == Scalar::Float64) return str("(double)", x);
+    if (to.scalar == Scalar::Float32) return str("(float)", x);
+    return rounded(to, str("lg_d_to_f_odd((double)", x, ")"));
+  }
+  return str("(", reg_type(to), ")", x);
+}
+
+// BITCAST: through the stored bit pattern.
+std::string GpuWriter::bitcast_expr(const Node& n) {
+  DType in = n.src[0]->dtype, t = n.dtype;
+  const std::string& x = ref(n.src[0]);
+  std::string b;
+  if (in.scalar == Scalar::BFloat16) b = "(uint64_t)lg_bf16_bits(lg_f_to_bf16(" + x + "))";
+  else if (in.scalar == Scalar::Float16) b = "(uint64_t)lg_f16_bits(lg_f_to_f16(" + x + "))";
+  else if (in.scalar == Scalar::Float32) b = "(uint64_t)lg_f_bits(" + x + ")";
+  else if (in.scalar == Scalar::Float64) b = "lg_d_bits(" + x + ")";
+  else b = str("(uint64_t)(", mem_type(in), ")", x);
+  if (t.scalar == Scalar::BFloat16) return "lg_bf16_to_f(lg_bits_bf16((unsigned short)" + b + "))";
+  if (t.scalar == Scalar::Float16) return "lg_f16_to_f(lg_bits_f16((unsigned short)" + b + "))";
+  if (t.scalar == Scalar::Float32) return "lg_bits_f((uint32_t)" + b + ")";
+  if (t.scalar == Scalar::Float64) return "lg_bits_d(" + b + ")";
+  return str("(", reg_type(t), ")", b);
+}
+
+std::string GpuWriter::alu_expr(const Node& n) {
+  DType t = n.dtype, in = n.src[0]->dtype;
+  bool dbl = t.scalar == Scalar::Float64;
+  auto s = [&](int i) -> const std::string& { return ref(n.src[i]); };
+  auto fn = [&](const char* f) { return rounded(t, str(f, dbl ? "" : "f", "(", s(0), ")")); };
+  std::string T = reg_type(t);
+  int bits = bitsize(in.scalar);
+  switch (n.op) {
+    case Op::NEG: return is_float(t) ? str("-", s(0)) : str("(", T, ")(-", s(0), ")");
+    case Op::RECIPROCAL: return rounded(t, str(dbl ? "1.0" : "1.0f", " / ", s(0)));
+    case Op::SQRT: return fn("sqrt");
+    case Op::EXP2: return fn("exp2");
+    case Op::LOG2: return fn("log2");
+    case Op::SIN: return fn("sin");
+    case Op::TRUNC: return fn("trunc");
+    case Op::CAST: return cast_expr(n);
+    case Op::BITCAST: return bitcast_expr(n);
+    case Op::ADD: return is_float(t) ? rounded(t, str(s(0), " + ", s(1))) : str("(", T, ")(", s(0), " + ", s(1), ")");
+    case Op::MUL: return is_float(t) ? rounded(t, str(s(0), " * ", s(1))) : str("(", T, ")(", s(0), " * ", s(1), ")");
+    case Op::IDIV: case Op::MOD: {
+      const Node& d = *n.src[1];
+      bool plain = d.is_const() && d.const_as_int() != 0 && (is_unsigned(t) || d.const_as_int() != -1);
+      const char* op = n.op == Op::IDIV ? "/" : "%";
+      if (plain) return str("(", T, ")(", s(0), " ", op, " ", s(1), ")");
+      return str("(", T, ")", n.op == Op::IDIV ? "LG_IDIV" : "LG_MOD", is_unsigned(t) ? "U(" : "S(", s(0), ", ", s(1), ")");
+    }
+    case Op::MAX:
+      if (is_float(t)) return str(dbl ? "lg_maxd(" : "lg_maxf(", s(0), ", ", s(1), ")");
+      return str("(", s(0), " < ", s(1), " ? ", s(1), " : ", s(0), ")");
+    case Op::CMPLT: return str("(", s(0), " < ", s(1), ")");
+    case Op::CMPNE: return str("(", s(0), " != ", s(1), ")");
+    case Op::CMPEQ: return str("(", s(0), " == ", s(1), ")");
+    case Op::AND: return str("(", T, ")(", s(0), " & ", s(1), ")");
+    case Op::OR: return str("(", T, ")(", s(0), " | ", s(1), ")");
+    case Op::XOR: return str("(", T, ")(", s(0), " ^ ", s(1), ")");
+    // unsigned shifts: a signed left shift that overflows is undefined in C++
+    case Op::SHL: return str("(", T, ")((uint64_t)", s(0), " << (", s(1), " & ", bits - 1, "))");
+    case Op::SHR: return str("(", T, ")(", s(0), " >> (", s(1), " & ", bits - 1, "))");
+    case Op::WHERE: return str("(", s(0), " ? ", s(1), " : ", s(2), ")");
+    case Op::MULACC:
+      if (is_float(t)) return rounded(t, str(dbl ? "fma(" : "fmaf(", s(0), ", ", s(1), ", ", s(2), ")"));
+      return str("(", T, ")(", s(0), " * ", s(1), " + ", s(2), ")");
+    default: break;
+  }
+  internal_error(__FILE__, __LINE__, str("GPU renderer: no expression for ", op_name(n.op)));
+}
+
+}  // namespace
+
+std::string render_gpu_kernel(const LinearProgram& prog, const std::string& dialect_prelude) {
+  return GpuWriter(prog).run(dialect_prelude);
+}
+
+}  // namespace lg

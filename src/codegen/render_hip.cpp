@@ -1,0 +1,29 @@
+#include "codegen/render_hip.h"
+
+#include "codegen/render_gpu.h"
+
+namespace lg {
+
+// The contract of codegen/render_gpu.h. lg_f_to_bf16 is c_prelude.h's: NaN stays a quiet NaN with
+// its sign, everything else rounds to nearest even.
+const char* const kHipPrelude = R"HIP(#include <hip/hip_runtime.h>
+#include <stdint.h>
+typedef unsigned short lg_bf16_t;
+typedef _Float16 lg_f16_t;
+__device__ __forceinline__ float lg_bf16_to_f(lg_bf16_t b) { return __uint_as_float((uint32_t)b << 16); }
+__device__ __forceinline__ lg_bf16_t lg_f_to_bf16(float f) {
+  uint32_t u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (lg_bf16_t)((u >> 16) | 0x0040u);
+  return (lg_bf16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+__device__ __forceinline__ float lg_f16_to_f(lg_f16_t x) { return (float)x; }
+__device__ __forceinline__ lg_f16_t lg_f_to_f16(float x) { return (lg_f16_t)x; }
+__device__ __forceinline__ unsigned short lg_bf16_bits(lg_bf16_t x) { return x; }
+__device__ __forceinline__ lg_bf16_t lg_bits_bf16(unsigned short b) { return b; }
+__device__ __forceinline__ unsigned short lg_f16_bits(lg_f16_t x) { return __builtin_bit_cast(unsigned short, x); }
+__device__ __forceinline__ lg_f16_t lg_bits_f16(unsigned short b) { return __builtin_bit_cast(lg_f16_t, b); }
+)HIP";
+
+std::string HipRenderer::render(const LinearProgram& prog) const { return render_gpu_kernel(prog, kHipPrelude); }
+
+}  // namespace lg

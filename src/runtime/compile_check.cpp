@@ -1,0 +1,55 @@
+#include "runtime/compile_check.h"
+
+#include <atomic>
+
+#include "base/error.h"
+#include "codegen/heuristic_gpu.h"
+#include "codegen/render_cuda.h"
+#include "codegen/render_hip.h"
+#include "runtime/cpu.h"
+#include "runtime/hipcc.h"
+#include "runtime/nvrtc.h"
+#include "runtime/program_build.h"
+
+namespace lg {
+namespace {
+
+std::atomic<size_t> kernels{0};
+
+class CompileCheckDevice : public Device {
+ public:
+  CompileCheckDevice(std::string name, std::unique_ptr<Renderer> r, std::unique_ptr<Compiler> c)
+      : name_(std::move(name)), renderer_(std::move(r)), compiler_(std::move(c)), cpu_(make_cpu_device("CPU")) {}
+  const std::string& name() const override { return name_; }
+  Allocator& allocator() override { return cpu_->allocator(); }
+  const Renderer* renderer() const override { return renderer_.get(); }
+  const Compiler* compiler() const override { return compiler_.get(); }
+  std::vector<Opt> heuristic_opts(const NodeRef& ast) const override { return gpu_heuristic_opts(ast); }
+  // binary: the GPU compiler's output for the GPU source; the program that runs is the C one.
+  std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>& binary) override {
+    LG_CHECK(!binary.empty(), prog.name, ": no GPU binary");
+    kernels++;
+    return build_program(*cpu_, prog).program;
+  }
+
+ private:
+  std::string name_;
+  std::unique_ptr<Renderer> renderer_;
+  std::unique_ptr<Compiler> compiler_;
+  std::unique_ptr<Device> cpu_;  // its own CPU device (allocator, C renderer, C compiler)
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_cuda_check_device(const std::string& name) {
+  return std::make_unique<CompileCheckDevice>(name, std::make_unique<CudaRenderer>(),
+                                              std::make_unique<NvrtcCompiler>(default_cuda_arch()));
+}
+
+std::unique_ptr<Device> make_hip_check_device(const std::string& name) {
+  return std::make_unique<CompileCheckDevice>(name, std::make_unique<HipRenderer>(), std::make_unique<HipccCompiler>());
+}
+
+size_t compile_checked_kernels() { return kernels.load(); }
+
+}  // namespace lg

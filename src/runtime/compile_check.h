@@ -1,0 +1,24 @@
+#pragma once
+// Compile-check devices for machines without the GPU (CI): CUDACHECK and HIPCHECK. Every kernel
+// takes the GPU path up to the driver: the GPU heuristic's Opts (codegen/heuristic_gpu.h),
+// lowering, the GPU renderer and the GPU compiler (CUDA: NVRTC for CUDA_ARCH, default sm_90;
+// HIP: hipcc for gfx90a and gfx940), through the disk cache; a compile error is an internal error.
+// The kernel then runs on this machine's CPU: the same linear program (GLOBAL and LOCAL ranges as
+// plain loops) rendered as C and compiled by a private CPU device, in host memory. So a test suite
+// run with DEVICE=CUDACHECK proves every kernel it makes compiles for CUDA, and checks the values
+// the GPU schedule computes. A missing compiler (NVRTC, hipcc) is a user error.
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "runtime/device.h"
+
+namespace lg {
+
+std::unique_ptr<Device> make_cuda_check_device(const std::string& name);
+std::unique_ptr<Device> make_hip_check_device(const std::string& name);
+
+// Kernels loaded on compile-check devices in this process, each with a non-empty GPU binary.
+size_t compile_checked_kernels();
+
+}  // namespace lg

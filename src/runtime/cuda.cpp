@@ -1,0 +1,207 @@
+#include "runtime/cuda.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "base/config.h"
+#include "base/error.h"
+#include "codegen/gpu_launch.h"
+#include "codegen/heuristic_gpu.h"
+#include "codegen/render_cuda.h"
+#include "runtime/cuda_api.h"
+#include "runtime/nvrtc.h"
+
+namespace lg {
+namespace {
+
+CUdeviceptr dptr(const void* p) { return reinterpret_cast<CUdeviceptr>(p); }
+
+// The GPU's context and stream; every driver call of the device makes the context current first,
+// so any host thread may use the device.
+struct CudaContext {
+  int index = 0;
+  CUdevice dev = 0;
+  CUcontext ctx = nullptr;
+  CUstream stream = nullptr;
+  std::string arch;  // sm_XY of the GPU, or CUDA_ARCH
+
+  explicit CudaContext(const std::string& name) {
+    size_t colon = name.find(':');
+    index = colon == std::string::npos ? 0 : std::stoi(name.substr(colon + 1));
+    const CudaApi& a = cuda_api();
+    int count = 0;
+    cu_check(a.cuDeviceGetCount(&count), "cuDeviceGetCount");
+    LG_USER_CHECK(index < count, "device ", name, ": this machine has ", count, " CUDA GPU", count == 1 ? "" : "s",
+                  " (CUDA:0..", count - 1, ")");
+    cu_check(a.cuDeviceGet(&dev, index), "cuDeviceGet");
+    cu_check(a.cuDevicePrimaryCtxRetain(&ctx, dev), "cuDevicePrimaryCtxRetain");
+    use();
+    cu_check(a.cuStreamCreate(&stream, 0), "cuStreamCreate");
+    int major = 0, minor = 0;
+    cu_check(a.cuDeviceGetAttribute(&major, kCuAttrComputeCapabilityMajor, dev), "cuDeviceGetAttribute");
+    cu_check(a.cuDeviceGetAttribute(&minor, kCuAttrComputeCapabilityMinor, dev), "cuDeviceGetAttribute");
+    arch = !config().cuda_arch.empty() ? config().cuda_arch : str("sm_", major, minor);
+    if (config().debug >= 1) {
+      char gpu[256] = {0};
+      cu_check(a.cuDeviceGetName(gpu, sizeof gpu - 1, dev), "cuDeviceGetName");
+      std::fprintf(stderr, "%s: %s, compute capability %d.%d, kernels for %s\n", name.c_str(), gpu, major, minor, arch.c_str());
+    }
+  }
+  void use() const { cu_check(cuda_api().cuCtxSetCurrent(ctx), "cuCtxSetCurrent"); }
+  void sync() const { cu_check(cuda_api().cuStreamSynchronize(stream), "cuStreamSynchronize"); }
+};
+
+// Freed blocks are kept by size class (multiples of 512 bytes) and handed out again; nothing is
+// returned to the driver until an allocation fails. free() makes no driver call, so buffers may be
+// released at any time (even while their last kernel runs: the stream orders the next use).
+class CudaAllocator : public Allocator {
+ public:
+  explicit CudaAllocator(const CudaContext& c, std::string name) : c_(c), name_(std::move(name)) {}
+
+  void* alloc(size_t bytes) override {
+    size_t size = (std::max<size_t>(bytes, 1) + 511) / 512 * 512;
+    CUdeviceptr p = take_cached(size);
+    if (!p) p = fresh(size);
+    const CudaApi& a = cuda_api();
+    c_.use();
+    cu_check(a.cuMemsetD8Async(p, 0, size, c_.stream), "cuMemsetD8Async");
+    return reinterpret_cast<void*>(p);
+  }
+  void free(void* p, size_t bytes) override {
+    size_t size = (std::max<size_t>(bytes, 1) + 511) / 512 * 512;
+    std::lock_guard lock(mu_);
+    cache_[size].push_back(dptr(p));
+  }
+  void copy_in(void* dst, const void* host, size_t bytes) override {
+    if (bytes == 0) return;
+    c_.use();
+    cu_check(cuda_api().cuMemcpyHtoDAsync(dptr(dst), host, bytes, c_.stream), "cuMemcpyHtoDAsync");
+    c_.sync();  // the host memory may go away when this returns
+  }
+  void copy_out(void* host, const void* src, size_t bytes) override {
+    if (bytes == 0) return;
+    c_.use();
+    cu_check(cuda_api().cuMemcpyDtoHAsync(host, dptr(src), bytes, c_.stream), "cuMemcpyDtoHAsync");
+    c_.sync();
+  }
+
+ private:
+  const CudaContext& c_;
+  std::string name_;
+  std::mutex mu_;
+  std::map<size_t, std::vector<CUdeviceptr>> cache_;
+
+  CUdeviceptr take_cached(size_t size) {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(size);
+    if (it == cache_.end() || it->second.empty()) return 0;
+    CUdeviceptr p = it->second.back();
+    it->second.pop_back();
+    return p;
+  }
+  void release_cache() {
+    std::lock_guard lock(mu_);
+    c_.sync();  // cached blocks may still be read by queued kernels
+    for (auto& [size, blocks] : cache_)
+      for (CUdeviceptr p : blocks) cu_check(cuda_api().cuMemFree(p), "cuMemFree");
+    cache_.clear();
+  }
+  CUdeviceptr fresh(size_t size) {
+    const CudaApi& a = cuda_api();
+    c_.use();
+    CUdeviceptr p = 0;
+    int s = a.cuMemAlloc(&p, size);
+    if (s == kCuErrorOutOfMemory) {
+      release_cache();
+      s = a.cuMemAlloc(&p, size);
+    }
+    LG_USER_CHECK(s != kCuErrorOutOfMemory, name_, " is out of memory allocating ", size, " bytes (",
+                  cu_error_text(s), "); use a smaller batch, sequence or model");
+    cu_check(s, "cuMemAlloc");
+    return p;
+  }
+};
+
+// One kernel: its module, its entry point and its launch geometry. The module stays loaded while
+// the program lives.
+class CudaProgram : public Program {
+ public:
+  CudaProgram(const CudaContext& c, const LinearProgram& prog, const std::vector<uint8_t>& binary)
+      : c_(c), name_(prog.name), dims_(gpu_launch_dims(prog)), slots_(prog.globals.size()) {
+    const CudaApi& a = cuda_api();
+    c_.use();
+    cu_check(a.cuModuleLoadData(&module_, binary.data()), "cuModuleLoadData");
+    cu_check(a.cuModuleGetFunction(&fn_, module_, "lg_kernel"), "cuModuleGetFunction");
+  }
+  ~CudaProgram() override {
+    c_.use();
+    cuda_api().cuModuleUnload(module_);  // at exit the driver may be gone: the status is not checked
+  }
+
+  void run(const KernelArgs& args) override {
+    LG_CHECK(args.buffers.size() == slots_, name_, ": ", args.buffers.size(), " buffers for ", slots_, " slots");
+    const CudaApi& a = cuda_api();
+    c_.use();
+    std::vector<void*> ptrs = args.buffers;  // kernel parameters: the address of each pointer
+    std::vector<void*> params;
+    for (void*& p : ptrs) params.push_back(&p);
+    bool timed = config().debug >= 1;
+    CUevent start = nullptr, stop = nullptr;
+    if (timed) {
+      cu_check(a.cuEventCreate(&start, 0), "cuEventCreate");
+      cu_check(a.cuEventCreate(&stop, 0), "cuEventCreate");
+      cu_check(a.cuEventRecord(start, c_.stream), "cuEventRecord");
+    }
+    cu_check(a.cuLaunchKernel(fn_, dims_.grid[0], dims_.grid[1], dims_.grid[2], dims_.block[0], dims_.block[1],
+                              dims_.block[2], 0, c_.stream, params.data(), nullptr),
+             "cuLaunchKernel");
+    if (!timed) return;
+    cu_check(a.cuEventRecord(stop, c_.stream), "cuEventRecord");
+    cu_check(a.cuEventSynchronize(stop), "cuEventSynchronize");
+    float ms = 0;
+    cu_check(a.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+    cu_check(a.cuEventDestroy(start), "cuEventDestroy");
+    cu_check(a.cuEventDestroy(stop), "cuEventDestroy");
+    if (config().debug >= 2)
+      std::fprintf(stderr, "CUDA %-28s grid %u x %u block %u: %10.1f us\n", name_.c_str(), dims_.grid[0], dims_.grid[1],
+                   dims_.block[0], ms * 1e3);
+  }
+
+ private:
+  const CudaContext& c_;
+  std::string name_;
+  LaunchDims dims_;
+  size_t slots_;
+  CUmodule module_ = nullptr;
+  CUfunction fn_ = nullptr;
+};
+
+class CudaDevice : public Device {
+ public:
+  explicit CudaDevice(std::string name)
+      : name_(std::move(name)), ctx_(name_), alloc_(ctx_, name_), compiler_(ctx_.arch) {}
+  const std::string& name() const override { return name_; }
+  Allocator& allocator() override { return alloc_; }
+  const Renderer* renderer() const override { return &renderer_; }
+  const Compiler* compiler() const override { return &compiler_; }
+  std::vector<Opt> heuristic_opts(const NodeRef& ast) const override { return gpu_heuristic_opts(ast); }
+  std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>& binary) override {
+    return std::make_unique<CudaProgram>(ctx_, prog, binary);
+  }
+
+ private:
+  std::string name_;
+  CudaContext ctx_;
+  CudaAllocator alloc_;
+  CudaRenderer renderer_;
+  NvrtcCompiler compiler_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_cuda_device(const std::string& name) { return std::make_unique<CudaDevice>(name); }
+
+}  // namespace lg

@@ -1,0 +1,97 @@
+#include "runtime/cuda_api.h"
+
+#include <memory>
+
+#include "base/error.h"
+#include "runtime/dynlib.h"
+
+namespace lg {
+namespace {
+
+struct Loaded {
+  std::unique_ptr<DynLib> lib;
+  CudaApi api{};
+  std::string error;  // empty: usable
+};
+
+const Loaded& loaded() {
+  static Loaded l = [] {
+    Loaded x;
+    x.lib = std::make_unique<DynLib>(std::vector<std::string>{"libcuda.so.1"});
+    if (!x.lib->loaded()) {
+      x.error = str("cannot load the NVIDIA driver library libcuda.so.1 (", x.lib->why(), "): no NVIDIA driver on this machine");
+      return x;
+    }
+    CudaApi& a = x.api;
+    const DynLib& d = *x.lib;
+    try {
+      d.bind(a.cuInit, "cuInit");
+      d.bind(a.cuGetErrorName, "cuGetErrorName");
+      d.bind(a.cuGetErrorString, "cuGetErrorString");
+      d.bind(a.cuDeviceGetCount, "cuDeviceGetCount");
+      d.bind(a.cuDeviceGet, "cuDeviceGet");
+      d.bind(a.cuDeviceGetName, "cuDeviceGetName");
+      d.bind(a.cuDeviceGetAttribute, "cuDeviceGetAttribute");
+      d.bind(a.cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer");
+      d.bind(a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+      d.bind(a.cuCtxSetCurrent, "cuCtxSetCurrent");
+      d.bind(a.cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess");
+      d.bind(a.cuMemAlloc, "cuMemAlloc_v2");
+      d.bind(a.cuMemFree, "cuMemFree_v2");
+      d.bind(a.cuMemsetD8Async, "cuMemsetD8Async");
+      d.bind(a.cuMemcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+      d.bind(a.cuMemcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+      d.bind(a.cuMemcpyPeerAsync, "cuMemcpyPeerAsync");
+      d.bind(a.cuModuleLoadData, "cuModuleLoadData");
+      d.bind(a.cuModuleUnload, "cuModuleUnload");
+      d.bind(a.cuModuleGetFunction, "cuModuleGetFunction");
+      d.bind(a.cuLaunchKernel, "cuLaunchKernel");
+      d.bind(a.cuStreamCreate, "cuStreamCreate");
+      d.bind(a.cuStreamSynchronize, "cuStreamSynchronize");
+      d.bind(a.cuEventCreate, "cuEventCreate");
+      d.bind(a.cuEventRecord, "cuEventRecord");
+      d.bind(a.cuEventSynchronize, "cuEventSynchronize");
+      d.bind(a.cuEventElapsedTime, "cuEventElapsedTime");
+      d.bind(a.cuEventDestroy, "cuEventDestroy_v2");
+    } catch (const Error& e) {
+      x.error = e.what();
+      return x;
+    }
+    if (int s = a.cuInit(0); s != 0) {
+      const char* name = nullptr;
+      a.cuGetErrorName(s, &name);
+      x.error = str("cuInit failed (", name ? name : "unknown error", ", ", s,
+                    "): no usable NVIDIA GPU, or the driver does not match its kernel module");
+    }
+    return x;
+  }();
+  return l;
+}
+
+}  // namespace
+
+const CudaApi& cuda_api() {
+  const Loaded& l = loaded();
+  LG_USER_CHECK(l.error.empty(), "CUDA: ", l.error);
+  return l.api;
+}
+
+bool cuda_driver_available(std::string* why) {
+  const Loaded& l = loaded();
+  if (why) *why = l.error;
+  return l.error.empty();
+}
+
+std::string cu_error_text(int status) {
+  const CudaApi& a = loaded().api;
+  const char *name = nullptr, *text = nullptr;
+  if (a.cuGetErrorName) a.cuGetErrorName(status, &name);
+  if (a.cuGetErrorString) a.cuGetErrorString(status, &text);
+  return str(name ? name : "CUDA error", ": ", text ? text : "no description", " (", status, ")");
+}
+
+void cu_check(int status, const char* call) {
+  if (status != 0) internal_error(__FILE__, __LINE__, str(call, " failed: ", cu_error_text(status)));
+}
+
+}  // namespace lg

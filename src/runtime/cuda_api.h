@@ -1,0 +1,70 @@
+#pragma once
+// The CUDA driver API, loaded at run time from libcuda.so.1 (runtime/dynlib.h): lazygrad has no
+// link-time dependency on CUDA. Only the entry points lazygrad uses, with cuda.h's signatures and
+// the handle types spelled out (CUresult is an int, 0 = CUDA_SUCCESS). Names with _v2 are the
+// symbols cuda.h maps the plain names to.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace lg {
+
+using CUdevice = int;
+using CUdeviceptr = unsigned long long;
+using CUcontext = struct CUctx_st*;
+using CUmodule = struct CUmod_st*;
+using CUfunction = struct CUfunc_st*;
+using CUstream = struct CUstream_st*;
+using CUevent = struct CUevent_st*;
+
+// cuDeviceGetAttribute attributes lazygrad reads (values from cuda.h).
+inline constexpr int kCuAttrComputeCapabilityMajor = 75;
+inline constexpr int kCuAttrComputeCapabilityMinor = 76;
+inline constexpr int kCuAttrMultiprocessorCount = 16;
+inline constexpr int kCuErrorOutOfMemory = 2;
+
+struct CudaApi {
+  int (*cuInit)(unsigned);
+  int (*cuGetErrorName)(int, const char**);
+  int (*cuGetErrorString)(int, const char**);
+  int (*cuDeviceGetCount)(int*);
+  int (*cuDeviceGet)(CUdevice*, int);
+  int (*cuDeviceGetName)(char*, int, CUdevice);
+  int (*cuDeviceGetAttribute)(int*, int, CUdevice);
+  int (*cuDeviceCanAccessPeer)(int*, CUdevice, CUdevice);
+  int (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
+  int (*cuCtxSetCurrent)(CUcontext);
+  int (*cuCtxEnablePeerAccess)(CUcontext, unsigned);
+  int (*cuMemAlloc)(CUdeviceptr*, size_t);                         // cuMemAlloc_v2
+  int (*cuMemFree)(CUdeviceptr);                                   // cuMemFree_v2
+  int (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  int (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);  // _v2
+  int (*cuMemcpyDtoHAsync)(void*, CUdeviceptr, size_t, CUstream);        // _v2
+  int (*cuMemcpyPeerAsync)(CUdeviceptr, CUcontext, CUdeviceptr, CUcontext, size_t, CUstream);
+  int (*cuModuleLoadData)(CUmodule*, const void*);
+  int (*cuModuleUnload)(CUmodule);
+  int (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  int (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                        void**, void**);
+  int (*cuStreamCreate)(CUstream*, unsigned);
+  int (*cuStreamSynchronize)(CUstream);
+  int (*cuEventCreate)(CUevent*, unsigned);
+  int (*cuEventRecord)(CUevent, CUstream);
+  int (*cuEventSynchronize)(CUevent);
+  int (*cuEventElapsedTime)(float*, CUevent, CUevent);
+  int (*cuEventDestroy)(CUevent);  // cuEventDestroy_v2
+};
+
+// The driver, loaded and initialized (cuInit) on first use. No libcuda.so.1, or cuInit failing
+// (no GPU, a driver/kernel-module mismatch): a user error that says so.
+const CudaApi& cuda_api();
+
+// Whether the driver loads and initializes; `why` says what failed. Never throws.
+bool cuda_driver_available(std::string* why = nullptr);
+
+// Aborts (internal error) naming `call` and the driver's error name and text when status != 0.
+void cu_check(int status, const char* call);
+// The driver's name and text for a status ("CUDA_ERROR_OUT_OF_MEMORY: out of memory").
+std::string cu_error_text(int status);
+
+}  // namespace lg

@@ -1,0 +1,171 @@
+// The GPU compilers and devices on a machine that may have no GPU: NVRTC compiles what the CUDA
+// renderer writes (skipped without the CUDA toolkit), hipcc compiles the HIP renderer's (skipped
+// without hipcc), the compile-check devices compute what the interpreter computes, and the CUDA
+// device reports a missing driver as a user error. Kernels running on a real GPU are checked by
+// the CUDA op harness (tests/CMakeLists.txt, tests/runtime/cuda_harness.sh).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "base/config.h"
+#include "codegen/heuristic_gpu.h"
+#include "codegen/program.h"
+#include "codegen/render_cuda.h"
+#include "codegen/render_hip.h"
+#include "common/user_error.h"
+#include "ir/build.h"
+#include "runtime/buffer.h"
+#include "runtime/compile_check.h"
+#include "runtime/cuda_api.h"
+#include "runtime/disk_cache.h"
+#include "runtime/hipcc.h"
+#include "runtime/nvrtc.h"
+#include "runtime/program_build.h"
+#include "runtime/realize.h"
+#include "schedule/schedule.h"
+
+namespace lg {
+namespace {
+
+using testing_util::error_of;
+
+#define SKIP_WITHOUT_NVRTC()                                          \
+  do {                                                                \
+    std::string why;                                                  \
+    if (!nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;  \
+  } while (0)
+#define SKIP_WITHOUT_HIPCC() \
+  if (!hipcc_available()) GTEST_SKIP() << "hipcc is not on PATH (Debian: apt-get install hipcc)"
+
+NodeRef input(const std::string& device, DType t, const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  NodeRef b = new_buffer(device_node(device), dtypes::float32, n);
+  std::vector<float> host(n);
+  for (int64_t i = 0; i < n; i++) host[i] = 0.25f * static_cast<float>((i * 7) % 11 - 5);
+  buffer_copy_in(*b, host.data(), host.size() * 4);
+  NodeRef v = shape.size() == 1 ? b : make(Op::RESHAPE, dtypes::float32, {b}, shape);
+  return t == dtypes::float32 ? v : cast(v, t);
+}
+
+// softmax(a @ b) over rows, in dtype t (as the front end would build it, without the Tensor).
+NodeRef softmax_of_matmul(const std::string& device, DType t) {
+  NodeRef a = input(device, t, {16, 12}), b = input(device, t, {12, 40});
+  NodeRef x = make(Op::EXPAND, t, {make(Op::RESHAPE, t, {a}, Shape{16, 1, 12})}, Shape{16, 40, 12});
+  NodeRef bt = make(Op::PERMUTE, t, {b}, Shape{1, 0});
+  NodeRef y = make(Op::EXPAND, t, {make(Op::RESHAPE, t, {bt}, Shape{1, 40, 12})}, Shape{16, 40, 12});
+  NodeRef mm = make(Op::RESHAPE, t, {make(Op::REDUCE_AXIS, t, {x * y}, ReduceArg{Op::ADD, {2}})}, Shape{16, 40});
+  NodeRef mx = make(Op::REDUCE_AXIS, t, {mm}, ReduceArg{Op::MAX, {1}});
+  NodeRef e = alu(Op::EXP2, mm - make(Op::EXPAND, t, {mx}, Shape{16, 40}));
+  NodeRef s = make(Op::REDUCE_AXIS, t, {e}, ReduceArg{Op::ADD, {1}});
+  return cast(e * alu(Op::RECIPROCAL, make(Op::EXPAND, t, {s}, Shape{16, 40})), dtypes::float32);
+}
+
+std::vector<float> compute(const std::string& device, DType t) {
+  NodeRef out = realize(make(Op::SINK, dtypes::void_, {softmax_of_matmul(device, t)}))[0];
+  std::vector<float> host(out->numel());
+  const Node* b = out->op == Op::BUFFER ? out.get() : out->src[0].get();
+  buffer_copy_out(*b, host.data(), host.size() * 4);
+  return host;
+}
+
+// The linear program of the first kernel of x on device with the GPU heuristic.
+LinearProgram first_kernel(const NodeRef& x) {
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {x}));
+  return lower_kernel(s.items[0].ast, s.items[0].name, gpu_heuristic_opts(s.items[0].ast));
+}
+
+TEST(Nvrtc, CompilesTheCudaRenderersKernelsToACubin) {
+  SKIP_WITHOUT_NVRTC();
+  NvrtcCompiler nvrtc("sm_90");
+  for (DType t : {dtypes::float32, dtypes::bfloat16, dtypes::float16}) {
+    std::vector<uint8_t> cubin = nvrtc.compile(CudaRenderer().render(first_kernel(softmax_of_matmul("CPU", t))));
+    ASSERT_GE(cubin.size(), 4u);
+    EXPECT_EQ(std::string(cubin.begin(), cubin.begin() + 4), "\x7f" "ELF") << name(t);
+  }
+}
+
+TEST(Nvrtc, VirtualArchitectureGivesPtx) {
+  SKIP_WITHOUT_NVRTC();
+  std::vector<uint8_t> ptx = NvrtcCompiler("compute_80").compile(CudaRenderer().render(first_kernel(input("CPU", dtypes::float32, {64}) * input("CPU", dtypes::float32, {64}))));
+  std::string text(ptx.begin(), ptx.end());
+  EXPECT_NE(text.find(".target sm_80"), std::string::npos);
+  EXPECT_NE(text.find(".entry lg_kernel"), std::string::npos);
+}
+
+TEST(Nvrtc, KeyNamesVersionArchitectureAndOptions) {
+  SKIP_WITHOUT_NVRTC();
+  std::string k = NvrtcCompiler("sm_80").key();
+  EXPECT_NE(k.find("nvrtc "), std::string::npos) << k;
+  EXPECT_NE(k.find("--gpu-architecture=sm_80"), std::string::npos) << k;
+  EXPECT_NE(k.find("--fmad=false"), std::string::npos) << k;
+  EXPECT_NE(NvrtcCompiler("sm_90").key(), k);
+}
+
+TEST(Nvrtc, MalformedArchitectureIsAUserError) {
+  SKIP_WITHOUT_NVRTC();
+  EXPECT_NE(error_of([] { NvrtcCompiler("hopper"); }).find("sm_90 or compute_90"), std::string::npos);
+}
+
+TEST(NvrtcDeathTest, CompileErrorsShowTheLogAndTheSource) {
+  SKIP_WITHOUT_NVRTC();
+  EXPECT_DEATH(NvrtcCompiler("sm_90").compile("extern \"C\" __global__ void lg_kernel() { int x = ; }\n"),
+               "nvrtcCompileProgram failed(.|\n)*expected an expression(.|\n)*--- source ---(.|\n)*int x = ;");
+}
+
+TEST(CudaCheck, ComputesWhatTheInterpreterComputesAndEveryKernelWentThroughNvrtc) {
+  SKIP_WITHOUT_NVRTC();
+  for (DType t : {dtypes::float32, dtypes::bfloat16}) {
+    size_t checked = compile_checked_kernels(), built = programs_built();
+    std::vector<float> got = compute("CUDACHECK", t);
+    // Every program built for CUDACHECK loaded a non-empty NVRTC output.
+    EXPECT_GT(programs_built(), built);
+    EXPECT_EQ(compile_checked_kernels() - checked, programs_built() - built);
+    std::vector<float> want = compute("INTERP", t);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], t == dtypes::float32 ? 1e-6 : 1e-2) << i;
+  }
+}
+
+TEST(CudaCheck, CompiledKernelsAreInTheDiskCacheUnderTheNvrtcKey) {
+  SKIP_WITHOUT_NVRTC();
+  Device& dev = get_device("CUDACHECK");
+  LinearProgram p = first_kernel(input("CUDACHECK", dtypes::float32, {96}) + input("CUDACHECK", dtypes::float32, {96}));
+  build_program(dev, p);
+  std::string source = dev.renderer()->render(p);
+  auto hit = cache_get("kernels", dev.compiler()->key() + "\n" + source);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(std::string(hit->begin(), hit->begin() + 4), "\x7f" "ELF");
+}
+
+TEST(Cuda, MissingDriverOrGpuIsAUserError) {
+  std::string why;
+  if (cuda_driver_available(&why)) GTEST_SKIP() << "a CUDA driver is present; the CUDA op harness tests the device";
+  std::string e = error_of([] { get_device("CUDA"); });
+  EXPECT_NE(e.find("CUDA: "), std::string::npos) << e;
+  EXPECT_EQ(e, error_of([] { get_device("CUDA:1"); }));
+}
+
+TEST(Hipcc, CompilesTheHipRenderersKernelsForGfx90aAndGfx940) {
+  SKIP_WITHOUT_HIPCC();
+  HipccCompiler hipcc;
+  for (DType t : {dtypes::float32, dtypes::bfloat16, dtypes::float16}) {
+    std::vector<uint8_t> bundle = hipcc.compile(HipRenderer().render(first_kernel(softmax_of_matmul("CPU", t))));
+    std::string bytes(bundle.begin(), bundle.end());
+    EXPECT_EQ(bytes.rfind("__CLANG_OFFLOAD_BUNDLE__", 0), 0u) << name(t);
+    EXPECT_NE(bytes.find("gfx90a"), std::string::npos);
+    EXPECT_NE(bytes.find("gfx940"), std::string::npos);
+  }
+}
+
+TEST(HipCheck, ComputesWhatTheInterpreterComputes) {
+  SKIP_WITHOUT_HIPCC();
+  size_t checked = compile_checked_kernels();
+  std::vector<float> got = compute("HIPCHECK", dtypes::float32), want = compute("INTERP", dtypes::float32);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-6) << i;
+  EXPECT_GT(compile_checked_kernels(), checked);
+}
+
+}  // namespace
+}  // namespace lg

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# One command for a machine with an NVIDIA GPU (written for an H200) and the CUDA toolkit, without
+# network access: builds lazygrad, runs the op harness on the GPU, times bf16 matmuls against
+# cuBLAS and a cut Llama 3.1 8B training step, and prints a table. Planned to finish within 8
+# minutes on an H200 (each stage has a time limit; a stage that runs out is reported, not fatal).
+#
+#   bash tools/gpu_check.sh [--build-dir DIR] [--layers N] [--seq N] [--no-build]
+#
+#   build       cmake + ninja into DIR (default build-gpu), Release
+#   harness     ctest -R cuda_op_harness (the op harness and gradient tests with DEVICE=CUDA)
+#   matmul      lazygrad bench matmul --dtype bf16 --sizes 4096,8192 on CUDA; cuBLAS through PyTorch
+#               (torch.matmul, bf16) when python3 can import torch with CUDA, else "n/a"
+#   llama       lazygrad train --model llama3.1-8b --set layers=N (default 2) --seq S (default 2048)
+#               --batch 1 --dtype bf16 --synthetic --steps 4 on CUDA: tokens/s and MFU against the
+#               H200's dense bf16 peak, 989 TFLOP/s; the same step in PyTorch when available
+#               (bench/llama_step.sh's twin is CPU-only, so here: not measured)
+#
+# Environment: CUDA_PATH (default /usr/local/cuda), CUDA_ARCH (default: the GPU's).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+build=build-gpu layers=2 seq=2048 do_build=1 peak=989
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --build-dir) build=$2; shift 2 ;;
+    --layers) layers=$2; shift 2 ;;
+    --seq) seq=$2; shift 2 ;;
+    --no-build) do_build=0; shift ;;
+    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "gpu_check.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+done
+[[ $layers =~ ^[1-9][0-9]*$ && $seq =~ ^[1-9][0-9]*$ ]] || { echo "gpu_check.sh: --layers and --seq take positive integers" >&2; exit 2; }
+
+log=$build/gpu_check.log
+mkdir -p "$build"; : >"$log"
+declare -A result
+say() { echo "== $*" | tee -a "$log"; }
+
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >>"$log" 2>&1; then
+  echo "gpu_check.sh: no NVIDIA GPU visible (nvidia-smi -L failed); this check needs one" >&2
+  exit 1
+fi
+nvidia-smi -L | head -1 | tee -a "$log"
+
+if [[ $do_build == 1 ]]; then
+  say "build ($build)"
+  if ! { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >>"$log" 2>&1 &&
+         timeout 300 ninja -C "$build" lazygrad lg_tensor_tests >>"$log" 2>&1; }; then
+    echo "gpu_check.sh: build failed, see $log" >&2
+    exit 1
+  fi
+fi
+lazygrad=$build/lazygrad
+export LAZYGRAD_CACHE_DIR=${LAZYGRAD_CACHE_DIR:-$PWD/$build/kernel-cache}
+
+say "op harness on CUDA"
+if (cd "$build" && timeout 150 ctest -R cuda_op_harness --output-on-failure >>"$log" 2>&1); then
+  result[harness]=pass
+else
+  result[harness]="FAIL or timeout (see $log)"
+fi
+
+say "bf16 matmul"
+declare -A lg_tflops torch_tflops
+while read -r line; do
+  echo "$line" >>"$log"
+  [[ $line =~ N=([0-9]+).*tflops=([0-9.]+) ]] && lg_tflops[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+done < <(DEVICE=CUDA timeout 120 "$lazygrad" bench matmul --device CUDA --dtype bf16 --sizes 4096,8192 --repeats 5 2>>"$log")
+have_torch=0
+if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+  have_torch=1
+  while read -r n t; do torch_tflops[$n]=$t; done < <(timeout 60 python3 - <<'EOF' 2>>"$log"
+import torch
+for n in (4096, 8192):
+    a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    b = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
+    for _ in range(3): a @ b
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(20): a @ b
+    e.record(); torch.cuda.synchronize()
+    print(n, f"{2 * n**3 / (s.elapsed_time(e) / 20 / 1e3) / 1e12:.2f}")
+EOF
+)
+fi
+
+say "llama3.1-8b training step, $layers layers, seq $seq, bf16"
+train_out=$build/gpu_check_train.txt
+DEVICE=CUDA timeout 240 "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$seq" --batch 1 \
+  --dtype bf16 --synthetic --steps 4 --peak-tflops "$peak" >"$train_out" 2>&1
+train_rc=$?
+cat "$train_out" >>"$log"
+# The summary line names tokens/s and MFU (llm/metrics.h); take the last numbers printed for them.
+tok_s=$(grep -oE '[0-9.]+ tok(ens)?/s' "$train_out" | tail -1 | grep -oE '^[0-9.]+')
+mfu=$(grep -oE 'MFU[ =:]*[0-9.]+%?' "$train_out" | tail -1 | grep -oE '[0-9.]+%?')
+
+ratio() { [[ -n ${1:-} && -n ${2:-} ]] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }' || echo n/a; }
+echo
+echo "| check | lazygrad | cuBLAS (PyTorch) | ratio |"
+echo "|---|---|---|---|"
+echo "| op harness + gradients on CUDA | ${result[harness]} | | |"
+for n in 4096 8192; do
+  echo "| bf16 matmul $n (TFLOP/s) | ${lg_tflops[$n]:-n/a} | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[$n]:-}" "${torch_tflops[$n]:-}") |"
+done
+echo "| llama3.1-8b, $layers layers, seq $seq, bf16: tokens/s | ${tok_s:-n/a (rc $train_rc)} | not measured | |"
+echo "| same: MFU (peak $peak TFLOP/s) | ${mfu:-n/a} | | |"
+[[ $have_torch == 0 ]] && echo "(PyTorch with CUDA not importable: no cuBLAS column)"
+echo "full log: $log"
