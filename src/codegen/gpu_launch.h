@@ -3,9 +3,11 @@
 // writes the index math from it and the runtime launches with its grid and block, so both agree by
 // construction.
 //
-//   GLOBAL ranges are the grid's axes and LOCAL ranges the block's (codegen/opt.h: Opts GLOBAL and
-//   LOCAL). Both must sit in the program's outer loop nest (before any statement). Each set is
-//   flattened, the range with the highest id varying fastest:
+//   GLOBAL ranges are the grid's axes and LOCAL ranges the block's (codegen/opt.h: Opts GLOBAL,
+//   LOCAL and GROUPTOP). Output ranges must sit in the program's outer loop nest (before any
+//   statement); a LOCAL range that an accumulator reduces over (GROUPTOP) sits where its
+//   reduction's loops open. Each set is flattened, the range met last in the program varying
+//   fastest:
 //     block b  = blockIdx.x + blockIdx.y * gridDim.x   in [0, blocks)
 //     thread t = threadIdx.x                           in [0, threads)
 //     range r  = (b or t / r.stride) % r.size
@@ -23,6 +25,7 @@ inline constexpr int64_t kGpuMaxThreads = 1024;  // per block, CUDA and HIP
 struct GpuAxis {
   const Node* range;
   bool local;      // a block (thread) axis, else a grid (block) axis
+  bool reduced;    // a LOCAL range an accumulator reduces over: its threads combine their values
   int64_t size;    // trips of the range
   int64_t stride;  // of the flattened block or thread index
 };
@@ -36,8 +39,8 @@ struct LaunchDims {
   bool grid_padded = false;  // grid[0] * grid[1] > blocks
 };
 
-// Aborts (internal error) when a GLOBAL or LOCAL range is not in the outer nest, a bound is not a
-// constant, or the block has more than kGpuMaxThreads threads.
+// Aborts (internal error) when a GLOBAL or unreduced LOCAL range is not in the outer nest, a bound
+// is not a constant, or the block has more than kGpuMaxThreads threads.
 LaunchDims gpu_launch_dims(const LinearProgram& prog);
 
 }  // namespace lg

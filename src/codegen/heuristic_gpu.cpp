@@ -27,6 +27,13 @@ bool reused_along(const std::vector<Access>& accesses, int a) {
   return false;
 }
 
+// Some load moves by one element along a.
+bool loaded_contiguously(const std::vector<Access>& accesses, int a) {
+  for (const Access& x : accesses)
+    if (!x.is_store && x.stride[a] == 1) return true;
+  return false;
+}
+
 }  // namespace
 
 std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast) {
@@ -40,7 +47,6 @@ std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast) {
   }
   int outs = static_cast<int>(left.size());
   std::vector<Opt> opts;
-  if (outs == 0) return opts;  // a reduction to one value: one thread (no block reduction yet)
   // The first LOCAL axis: the last one the store writes contiguously, else the last.
   int first = outs - 1;
   for (int a = outs - 1; a >= 0; a--)
@@ -48,9 +54,29 @@ std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast) {
       first = a;
       break;
     }
+  // A reduction whose threads would each walk their own strided row (no load is contiguous along
+  // the first LOCAL axis, or there are no outputs to spread) is split over a group of threads
+  // instead, along a reduce axis some load reads contiguously (coalesced), combined in shared
+  // memory (GROUPTOP).
+  int group = -1;
+  if (has_reduce && (first < 0 || !loaded_contiguously(accesses, first)))
+    for (int a = static_cast<int>(axes.size()) - 1; a >= outs && group < 0; a--)
+      if (loaded_contiguously(accesses, a) && axes[a]->src[0]->const_as_int() >= 64) group = a;
+  int64_t threads = 1;
+  if (group >= 0) {
+    int64_t n = axes[group]->src[0]->const_as_int();
+    if (!largest_divisor(n, kGpuBlockThreads, {256, 128, 64, 32})) {
+      opts.push_back({OptKind::PADTO, group, 32});
+      n = (n + 31) / 32 * 32;
+    }
+    int g = largest_divisor(n, kGpuBlockThreads, {256, 128, 64, 32});
+    opts.push_back({OptKind::GROUPTOP, group, g});
+    threads = g;
+  }
+  if (outs == 0) return opts;
   // Register tile: a reduction's outputs along an axis where a load is reused, 4 per thread. Not
   // the LOCAL axis, which must keep its trips for the threads.
-  if (has_reduce)
+  if (has_reduce && group < 0)
     for (int a = outs - 1; a >= 0; a--)
       if (a != first && reused_along(accesses, a) && left[a] % 4 == 0 && left[a] >= 16) {
         opts.push_back({OptKind::UPCAST, a, 4});
@@ -58,7 +84,6 @@ std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast) {
         break;
       }
   // Threads: the first axis, then the others from the last, while the block has room.
-  int64_t threads = 1;
   std::vector<int> order{first};
   for (int a = outs - 1; a >= 0; a--)
     if (a != first) order.push_back(a);

@@ -10,9 +10,12 @@ namespace lg {
 // Threads: LOCAL splits of the output axes, starting from the one the store writes contiguously
 // (neighbouring threads touch neighbouring elements: coalesced), up to kGpuBlockThreads threads
 // per block; an axis with no divisor of at least 32 is first padded (PADTO) to a multiple of 32.
-// Kernels with a reduction also get a register tile: UPCAST by 4 of an output axis that some load
-// does not move along (each loaded value feeds 4 accumulators). Every output axis left is GLOBAL:
-// one grid block per combination. heuristic_gpu.cpp says why.
+// A reduction whose threads would each read a strided row (no load contiguous along that output
+// axis; row sums, NT matmuls, full sums) is split over a group of up to 256 threads along a reduce
+// axis some load reads contiguously (GROUPTOP: coalesced reads, combined in shared memory). Other
+// kernels with a reduction get a register tile: UPCAST by 4 of an output axis that some load does
+// not move along (each loaded value feeds 4 accumulators). Every output axis left is GLOBAL: one
+// grid block per combination. heuristic_gpu.cpp says why.
 std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast);
 
 inline constexpr int kGpuBlockThreads = 256;

@@ -20,6 +20,7 @@ static const char* kind_name(OptKind k) {
     case OptKind::PADTO: return "PADTO";
     case OptKind::THREAD: return "THREAD";
     case OptKind::GLOBAL: return "GLOBAL";
+    case OptKind::GROUPTOP: return "GROUPTOP";
   }
   return "?";
 }
@@ -145,6 +146,9 @@ static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
       int64_t first = rid(all_ranges(ast).front());
       return substitute(ast, {{r, range(rsize(r.get()), first - 1, AxisType::THREAD)}});
     }
+    case OptKind::GROUPTOP:
+      if (!reduce) throw OptError("GROUPTOP of an output axis");
+      return split(ast, r, o.amount, AxisType::LOCAL, rid(all_ranges(ast).front()) - 1);
     case OptKind::GLOBAL:
       if (reduce) throw OptError("GLOBAL of a reduce axis");
       return substitute(ast, {{r, range(rsize(r.get()), rid(r.get()), AxisType::GLOBAL)}});

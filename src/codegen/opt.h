@@ -16,6 +16,10 @@
 //   GROUP  a  n   reduce axis a -> a/n x n nested loops (splits a reduction; same summation order)
 //   PADTO  a  n   axis a grows to a multiple of n; the extra iterations are masked off
 //   THREAD a  -   output axis a becomes the outermost loop, the one split across threads
+//   GROUPTOP a n  reduce axis a -> a/n loop x n LOCAL threads, each reducing its share; on a GPU the
+//                 threads combine their partial results through shared memory (render_gpu.h) and
+//                 the first of them stores. Its range gets the lowest id, so it is the outermost of
+//                 the reduction's loops (C renderers: a loop, the same sum in another order)
 //   GLOBAL a  -   output axis a becomes a GPU grid axis (one iteration per thread); with LOCAL
 //                 ranges as the block's axes (codegen/gpu_launch.h). C renderers keep it a loop.
 #include <stdexcept>
@@ -26,7 +30,7 @@
 
 namespace lg {
 
-enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL };
+enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL, GROUPTOP };
 
 struct Opt {
   OptKind kind;

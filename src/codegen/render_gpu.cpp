@@ -1,5 +1,6 @@
 #include "codegen/render_gpu.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -108,7 +109,14 @@ std::string rounded(DType t, const std::string& e) {
 
 class GpuWriter {
  public:
-  explicit GpuWriter(const LinearProgram& p) : p_(p), dims_(gpu_launch_dims(p)) {}
+  explicit GpuWriter(const LinearProgram& p) : p_(p), dims_(gpu_launch_dims(p)) {
+    for (const NodeRef& n : p.ops) {
+      if (n->op != Op::ACCUMULATE) continue;  // its value is acc op x (or MULACC(a, b, acc): ADD)
+      Op op = n->src[1]->op == Op::MULACC ? Op::ADD : n->src[1]->op;
+      LG_CHECK(op == Op::ADD || op == Op::MUL || op == Op::MAX, "GPU renderer: accumulator updated by ", op_name(op));
+      acc_op_[n->src[0].get()] = op;
+    }
+  }
 
   std::string run(const std::string& prelude) {
     std::string params;
@@ -133,6 +141,8 @@ class GpuWriter {
   int depth_ = 1;
   std::unordered_map<const Node*, std::string> expr_;  // how to refer to each value
   std::unordered_set<const Node*> launch_ranges_;      // GLOBAL/LOCAL: no loop to close
+  std::unordered_map<const Node*, Op> acc_op_;          // DEFINE_ACC -> how its updates combine
+  std::vector<const Node*> accs_;                       // DEFINE_ACCs in program order
   int next_ = 0;
 
   const std::string& ref(const NodeRef& n) {
@@ -153,7 +163,7 @@ class GpuWriter {
       case Op::CONST: expr_[&n] = literal(n); return;
       case Op::RANGE: return open_range(n);
       case Op::END:
-        if (launch_ranges_.count(n.src[0].get())) return;
+        if (launch_ranges_.count(n.src[0].get())) return combine_threads(*n.src[0]);
         depth_--;
         line("}");
         return;
@@ -164,6 +174,7 @@ class GpuWriter {
         std::string v = "acc" + std::to_string(next_++);
         line(str(reg_type(n.dtype), " ", v, " = ", ref(n.src[0]), ";"));
         expr_[&n] = v;
+        accs_.push_back(&n);
         return;
       }
       case Op::ACCUMULATE:
@@ -194,6 +205,47 @@ class GpuWriter {
     depth_++;
   }
 
+  const GpuAxis* axis_of(const Node& r) const {
+    for (const GpuAxis& a : dims_.axes)
+      if (a.range == &r) return &a;
+    return nullptr;
+  }
+  // The position of this thread among the threads of a reduced LOCAL axis.
+  static std::string group_index(const GpuAxis& a) { return str("((lg_t / ", a.stride, "ll) % ", a.size, "ll)"); }
+
+  // After the loops of a reduction split over the threads of LOCAL range r (GROUPTOP): every
+  // accumulator over r holds its thread's share. The threads of a group publish their shares in
+  // shared memory and each folds the group's in the same order, so all end with the same value.
+  void combine_threads(const Node& r) {
+    const GpuAxis* a = axis_of(r);
+    if (!a || !a->reduced) return;
+    for (const Node* acc : accs_) {
+      if (std::find(acc->src.begin() + 1, acc->src.end(), &r) == acc->src.end()) continue;
+      const std::string& v = expr_.at(acc);
+      std::string sh = "lg_red" + v.substr(3);
+      line("{");
+      depth_++;
+      line(str("__shared__ ", reg_type(acc->dtype), " ", sh, "[", dims_.threads, "];"));
+      line(str(sh, "[lg_t] = ", v, ";"));
+      line("__syncthreads();");
+      line(str(v, " = ", ref(acc->src[0]), ";"));
+      std::string other = str(sh, "[lg_t + (lg_j - ", group_index(*a), ") * ", a->stride, "ll]");
+      line(str("for (int64_t lg_j = 0; lg_j < ", a->size, "ll; lg_j++) ", v, " = ",
+               combine(acc_op_.at(acc), acc->dtype, v, other), ";"));
+      line("__syncthreads();  // before the next use of shared memory");
+      depth_--;
+      line("}");
+    }
+  }
+  static std::string combine(Op op, DType t, const std::string& x, const std::string& y) {
+    if (op == Op::MAX) {
+      if (is_float(t)) return str(t.scalar == Scalar::Float64 ? "lg_maxd(" : "lg_maxf(", x, ", ", y, ")");
+      return str("(", x, " < ", y, " ? ", y, " : ", x, ")");
+    }
+    std::string e = str(x, op == Op::ADD ? " + " : " * ", y);
+    return is_float(t) ? rounded(t, e) : str("(", reg_type(t), ")(", e, ")");
+  }
+
   std::string from_memory(DType t, const std::string& e) {
     if (t.scalar == Scalar::BFloat16) return "lg_bf16_to_f(" + e + ")";
     if (t.scalar == Scalar::Float16) return "lg_f16_to_f(" + e + ")";
@@ -215,7 +267,12 @@ class GpuWriter {
   void emit_store(const Node& n) {
     const Node& idx = *n.src[0];
     std::string s = str(ref(n.src[0]), " = ", to_memory(n.src[1]->dtype, ref(n.src[1])), ";");
-    line(idx.src.size() == 3 ? str("if (", ref(idx.src[2]), ") ", s) : s);
+    // Threads of a reduced LOCAL axis hold the same values after combine_threads: the first
+    // stores (a read-modify-write of the output by the others would race with it).
+    std::string gate = idx.src.size() == 3 ? ref(idx.src[2]) : "";
+    for (const GpuAxis& a : dims_.axes)
+      if (a.reduced) gate += str(gate.empty() ? "" : " && ", group_index(a), " == 0");
+    line(gate.empty() ? s : str("if (", gate, ") ", s));
   }
 
   std::string alu_expr(const Node& n);

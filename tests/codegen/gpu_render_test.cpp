@@ -2,6 +2,8 @@
 // the source is tests/runtime/gpu_compile_test.cpp's (NVRTC, hipcc live in the runtime layer).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "codegen/gpu_launch.h"
 #include "codegen/heuristic_gpu.h"
 #include "codegen/program.h"
@@ -74,14 +76,33 @@ TEST(GpuHeuristic, ReductionGetsARegisterTileAndKeepsItsLoopInTheThread) {
   EXPECT_NE(src.find("for (int64_t r2 = 0; r2 < "), std::string::npos) << src;
 }
 
-TEST(GpuHeuristic, ScalarReductionRunsInOneThread) {
-  NodeRef r = range(100, 0, AxisType::REDUCE);
+// out[i] = sum_k in[i, k] over (rows, cols).
+NodeRef row_sum_kernel(int64_t rows, int64_t cols) {
+  NodeRef i = range(rows, 0, AxisType::LOOP), k = range(cols, 1, AxisType::REDUCE);
+  DType f = dtypes::float32;
+  return sink(store(f, i, make(Op::REDUCE, f, {load(1, f, i * cols + k), k}, Op::ADD)));
+}
+
+TEST(GpuHeuristic, RowSumsAreSplitOverAGroupOfThreadsThatCombineInSharedMemory) {
+  std::vector<Opt> opts = gpu_heuristic_opts(row_sum_kernel(8, 1024));
+  EXPECT_NE(std::find(opts.begin(), opts.end(), Opt{OptKind::GROUPTOP, 1, 256}), opts.end()) << to_string(opts);
+  LinearProgram p = lower_kernel(row_sum_kernel(8, 1024), "k", opts);
+  LaunchDims d = gpu_launch_dims(p);
+  EXPECT_EQ(d.threads, 256);
+  EXPECT_EQ(d.blocks, 8);
+  std::string src = CudaRenderer().render(p);
+  EXPECT_NE(src.find("__shared__ float lg_red"), std::string::npos) << src;
+  EXPECT_NE(src.find("__syncthreads();"), std::string::npos) << src;
+  EXPECT_NE(src.find("if (((lg_t / 1ll) % 256ll) == 0) data0["), std::string::npos) << "the group's first thread stores:\n" << src;
+}
+
+TEST(GpuHeuristic, FullReductionUsesOneBlockOfThreads) {
+  NodeRef r = range(4096, 0, AxisType::REDUCE);
   DType f = dtypes::float32;
   NodeRef k = sink(store(f, index_const(0), make(Op::REDUCE, f, {load(1, f, r), r}, Op::ADD)));
-  EXPECT_TRUE(gpu_heuristic_opts(k).empty());
   LaunchDims d = gpu_launch_dims(lower_gpu(k));
   EXPECT_EQ(d.blocks, 1);
-  EXPECT_EQ(d.threads, 1);
+  EXPECT_EQ(d.threads, 256);
 }
 
 TEST(GpuLaunch, MoreBlocksThanAGridRowMakesATwoDimensionalGridThatChecksItsBound) {

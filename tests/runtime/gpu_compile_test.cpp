@@ -5,6 +5,7 @@
 // the CUDA op harness (tests/CMakeLists.txt, tests/runtime/cuda_harness.sh).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 
 #include "base/config.h"
@@ -125,6 +126,45 @@ TEST(CudaCheck, ComputesWhatTheInterpreterComputesAndEveryKernelWentThroughNvrtc
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], t == dtypes::float32 ? 1e-6 : 1e-2) << i;
   }
+}
+
+// Reductions `ops` over the rows of a (rows, cols) input, in dtype t, as float32.
+std::vector<float> row_reductions(const std::string& device, DType t, int64_t rows, int64_t cols, const std::vector<Op>& ops) {
+  NodeRef x = input(device, t, {rows, cols});
+  std::vector<NodeRef> outs;
+  for (Op op : ops) {
+    auto full = [&](double c) {
+      NodeRef k = make(Op::RESHAPE, t, {cnst(t, c, device_node(device))}, Shape{1, 1});
+      return make(Op::EXPAND, t, {k}, Shape{rows, cols});
+    };
+    NodeRef v = op == Op::MUL ? x * full(0.0625) + full(1.0) : x;  // products of factors near 1
+    outs.push_back(cast(make(Op::REDUCE_AXIS, t, {v}, ReduceArg{op, {1}}), dtypes::float32));
+  }
+  std::vector<NodeRef> done = realize(make(Op::SINK, dtypes::void_, outs));
+  std::vector<float> all;
+  for (const NodeRef& out : done) {
+    std::vector<float> host(out->numel());
+    const Node* b = out->op == Op::BUFFER ? out.get() : out->src[0].get();
+    buffer_copy_out(*b, host.data(), host.size() * 4);
+    all.insert(all.end(), host.begin(), host.end());
+  }
+  return all;
+}
+
+TEST(CudaCheck, ReductionsSplitOverThreadGroupsMatchTheInterpreter) {
+  SKIP_WITHOUT_NVRTC();
+  // 1000 columns: padded to 1024 and split over 256 threads (GROUPTOP); 4096: no padding. A
+  // bfloat16 sum or product rounds after every op, so its value depends on the order: only MAX,
+  // which does not, is compared in bfloat16.
+  for (int64_t cols : {1000, 4096}) {
+    std::vector<Op> ops{Op::ADD, Op::MAX, Op::MUL};
+    std::vector<float> got = row_reductions("CUDACHECK", dtypes::float32, 6, cols, ops);
+    std::vector<float> want = row_reductions("INTERP", dtypes::float32, 6, cols, ops);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-4 + 1e-5 * std::abs(want[i])) << cols << " " << i;
+  }
+  EXPECT_EQ(row_reductions("CUDACHECK", dtypes::bfloat16, 6, 4096, {Op::MAX}),
+            row_reductions("INTERP", dtypes::bfloat16, 6, 4096, {Op::MAX}));
 }
 
 TEST(CudaCheck, CompiledKernelsAreInTheDiskCacheUnderTheNvrtcKey) {
