@@ -1,0 +1,116 @@
+#include "runtime/cuda_emulation.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+#include "codegen/gpu_launch.h"
+#include "codegen/render_cuda.h"
+
+namespace lg::testing_util {
+namespace {
+
+// Stands in for the CUDA prelude (codegen/render_cuda.cpp) and the CUDA built-ins the kernel uses.
+const char* const kHostShim = R"SHIM(#include <barrier>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <math.h>
+#include <thread>
+#include <utility>
+#include <vector>
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __shared__ static
+struct lg_dim3 { unsigned x, y, z; };
+static thread_local lg_dim3 threadIdx, blockIdx;
+static lg_dim3 gridDim;
+static std::barrier<>* lg_barrier;
+static inline void __syncthreads() { lg_barrier->arrive_and_wait(); }
+template <class T, class F> static inline T lg_bit_cast(F f) { T t; std::memcpy(&t, &f, sizeof t); return t; }
+template <class I> static inline float __int_as_float(I i) { return lg_bit_cast<float>((uint32_t)i); }
+static inline float __uint_as_float(uint32_t u) { return lg_bit_cast<float>(u); }
+static inline uint32_t __float_as_uint(float f) { return lg_bit_cast<uint32_t>(f); }
+static inline double __longlong_as_double(long long i) { return lg_bit_cast<double>(i); }
+static inline long long __double_as_longlong(double d) { return lg_bit_cast<long long>(d); }
+typedef uint16_t lg_bf16_t;
+typedef uint16_t lg_f16_t;
+static inline float lg_bf16_to_f(lg_bf16_t b) { return __uint_as_float((uint32_t)b << 16); }
+static inline lg_bf16_t lg_f_to_bf16(float f) {
+  uint32_t u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (lg_bf16_t)((u >> 16) | 0x0040u);
+  return (lg_bf16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static inline float lg_f16_to_f(lg_f16_t h) { return (float)lg_bit_cast<_Float16>(h); }
+static inline lg_f16_t lg_f_to_f16(float f) { return lg_bit_cast<uint16_t>((_Float16)f); }
+static inline unsigned short lg_bf16_bits(lg_bf16_t x) { return x; }
+static inline lg_bf16_t lg_bits_bf16(unsigned short b) { return b; }
+static inline unsigned short lg_f16_bits(lg_f16_t x) { return x; }
+static inline lg_f16_t lg_bits_f16(unsigned short b) { return b; }
+)SHIM";
+
+// After the kernel: runs the grid one block at a time, each block as one thread per CUDA thread.
+const char* const kLauncher = R"SHIM(
+template <class... P, size_t... I>
+static void lg_call(void (*f)(P...), void** a, std::index_sequence<I...>) { f(static_cast<P>(a[I])...); }
+template <class... P>
+static void lg_run(void (*f)(P...), void** a) { lg_call(f, a, std::index_sequence_for<P...>{}); }
+extern "C" void lg_launch(unsigned gx, unsigned gy, unsigned bx, void** args) {
+  gridDim = {gx, gy, 1};
+  for (unsigned by = 0; by < gy; by++)
+    for (unsigned b = 0; b < gx; b++) {
+      std::barrier<> bar(bx);
+      lg_barrier = &bar;
+      std::vector<std::thread> threads;
+      for (unsigned t = 0; t < bx; t++)
+        threads.emplace_back([=] {
+          blockIdx = {b, by, 0};
+          threadIdx = {t, 0, 0};
+          lg_run(lg_kernel, args);
+        });
+      for (std::thread& t : threads) t.join();
+    }
+}
+)SHIM";
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers) {
+  std::string source = CudaRenderer().render(prog);
+  std::string prelude = kCudaPrelude;
+  ASSERT_EQ(source.compare(0, prelude.size(), prelude), 0) << "the source starts with the CUDA prelude";
+  source = kHostShim + source.substr(prelude.size()) + kLauncher;
+  char dir[] = "/tmp/lazygrad-emu-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string d = dir, src = d + "/k.cpp", so = d + "/k.so", err = d + "/err.txt";
+  std::ofstream(src) << source;
+  std::string cmd = "c++ -std=c++20 -O1 -fPIC -shared -pthread -w " + src + " -o " + so + " 2> " + err;
+  int rc = std::system(cmd.c_str());
+  std::string msg = slurp(err);
+  void* lib = rc == 0 ? dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;
+  std::system(("rm -rf " + d).c_str());
+  ASSERT_EQ(rc, 0) << cmd << "\n" << msg << "\n--- source ---\n" << source;
+  ASSERT_NE(lib, nullptr) << dlerror();
+  auto launch = reinterpret_cast<void (*)(unsigned, unsigned, unsigned, void**)>(dlsym(lib, "lg_launch"));
+  ASSERT_NE(launch, nullptr);
+  LaunchDims dims = gpu_launch_dims(prog);
+  std::vector<void*> args = buffers;
+  launch(dims.grid[0], dims.grid[1], dims.block[0], args.data());
+  dlclose(lib);
+}
+
+}  // namespace lg::testing_util
