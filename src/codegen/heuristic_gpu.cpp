@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "codegen/access.h"
+#include "rewrite/rewrite.h"
+#include "rewrite/rules/symbolic.h"
 
 namespace lg {
 namespace {
@@ -36,7 +38,10 @@ bool loaded_contiguously(const std::vector<Access>& accesses, int a) {
 
 }  // namespace
 
-std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast) {
+std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled) {
+  // Axes are numbered as apply_opts sees them: after lower_kernel's "initial symbolic" (which
+  // folds away loops of one trip); kernel_accesses numbers them the same way.
+  NodeRef ast = rewrite(scheduled, pm_symbolic(), {.name = "initial symbolic"});
   std::vector<NodeRef> axes = kernel_axes(ast);
   std::vector<Access> accesses = kernel_accesses(ast);
   std::vector<int64_t> left;  // trips left on each output axis (output axes come first)
@@ -65,7 +70,7 @@ std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast) {
   int64_t threads = 1;
   if (group >= 0) {
     int64_t n = axes[group]->src[0]->const_as_int();
-    if (!largest_divisor(n, kGpuBlockThreads, {256, 128, 64, 32})) {
+    if (n % 32 != 0) {
       opts.push_back({OptKind::PADTO, group, 32});
       n = (n + 31) / 32 * 32;
     }
@@ -91,7 +96,7 @@ std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast) {
   for (int a : order) {
     int64_t room = kGpuBlockThreads / threads;
     if (room < 2) break;
-    if (a == first && left[a] >= 32 && !largest_divisor(left[a], room, {256, 128, 64, 32})) {
+    if (a == first && left[a] >= 32 && left[a] % 32 != 0 && room >= 32) {
       opts.push_back({OptKind::PADTO, a, 32});
       left[a] = (left[a] + 31) / 32 * 32;
     }

@@ -105,6 +105,20 @@ TEST(GpuHeuristic, FullReductionUsesOneBlockOfThreads) {
   EXPECT_EQ(d.threads, 256);
 }
 
+TEST(GpuHeuristic, OptsApplyToKernelsOfEveryShape) {
+  const int64_t sizes[] = {1, 2, 3, 7, 16, 31, 32, 33, 64, 96, 100, 255, 256, 300, 1000, 4096};
+  for (int64_t a : sizes)
+    for (int64_t b : sizes)
+      for (const NodeRef& k : {scale_kernel(a, b), row_sum_kernel(a, b), matmul_kernel(a, 8, b), matmul_kernel(8, a, b)}) {
+        std::vector<Opt> opts = gpu_heuristic_opts(k);
+        LinearProgram p;
+        EXPECT_NO_THROW(p = lower_kernel(k, "k", opts)) << a << " x " << b << ": " << to_string(opts);
+        if (!p.ops.empty()) {
+          EXPECT_LE(gpu_launch_dims(p).threads, kGpuBlockThreads);
+        }
+      }
+}
+
 TEST(GpuLaunch, MoreBlocksThanAGridRowMakesATwoDimensionalGridThatChecksItsBound) {
   int64_t rows = (int64_t{1} << 31) + 1;  // with 256 threads per block: > 2^31-1 blocks
   LinearProgram p = lower_kernel(scale_kernel(rows, 256), "k", {{OptKind::LOCAL, 1, 256}, {OptKind::GLOBAL, 0}});
