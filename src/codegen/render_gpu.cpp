@@ -92,13 +92,21 @@ std::string float_literal(double v, DType t) {
   return buf;
 }
 
+// The type a value is held in: 64-bit integers (index arithmetic) whose bounds fit in 32 bits are
+// held in int32_t, since GPUs do 64-bit integer math in several instructions. Bounds are sound
+// (ir/infer.cpp: unknown means the dtype's range), so no value changes: each op's result fits.
+std::string value_type(const Node& n) {
+  if (n.dtype == dtypes::int64 && n.vmin >= INT32_MIN && n.vmax <= INT32_MAX) return "int32_t";
+  return reg_type(n.dtype);
+}
+
 std::string literal(const Node& c) {
   if (is_float(c.dtype)) return float_literal(std::get<double>(c.arg), c.dtype);
   int64_t v = std::get<int64_t>(c.arg);
   if (is_bool(c.dtype)) return v ? "true" : "false";
   if (c.dtype.scalar == Scalar::UInt64) return std::to_string(static_cast<uint64_t>(v)) + "ull";
   if (v == INT64_MIN) return "INT64_MIN";
-  return "((" + std::string(reg_type(c.dtype)) + ")" + std::to_string(v) + "ll)";
+  return "((" + value_type(c) + ")" + std::to_string(v) + "ll)";
 }
 
 std::string rounded(DType t, const std::string& e) {
@@ -153,7 +161,7 @@ class GpuWriter {
   void line(const std::string& s) { out_ += std::string(2 * depth_, ' ') + s + "\n"; }
   void define(const Node& n, const std::string& value) {
     std::string v = "v" + std::to_string(next_++);
-    line(str("const ", reg_type(n.dtype), " ", v, " = ", value, ";"));
+    line(str("const ", value_type(n), " ", v, " = ", value, ";"));
     expr_[&n] = v;
   }
 
@@ -197,11 +205,11 @@ class GpuWriter {
       std::string e = a.local ? "lg_t" : "lg_b";
       if (a.stride > 1) e = str("(", e, " / ", a.stride, "ll)");
       if (a.stride * a.size < total) e = str("(", e, " % ", a.size, "ll)");
-      line(str("const int64_t ", v, " = ", e, ";"));
+      line(str("const ", value_type(r), " ", v, " = ", e, ";"));
       launch_ranges_.insert(&r);
       return;
     }
-    line(str("for (int64_t ", v, " = 0; ", v, " < ", ref(r.src[0]), "; ", v, "++) {"));
+    line(str("for (", value_type(r), " ", v, " = 0; ", v, " < ", ref(r.src[0]), "; ", v, "++) {"));
     depth_++;
   }
 
@@ -324,9 +332,15 @@ std::string GpuWriter::bitcast_expr(const Node& n) {
 std::string GpuWriter::alu_expr(const Node& n) {
   DType t = n.dtype, in = n.src[0]->dtype;
   bool dbl = t.scalar == Scalar::Float64;
-  auto s = [&](int i) -> const std::string& { return ref(n.src[i]); };
+  std::string T = value_type(n);
+  // An operand held in 32 bits of an op whose result may not fit them is widened first, so the
+  // op is computed in 64 bits as the IR says.
+  auto s = [&](int i) -> std::string {
+    const std::string& r = ref(n.src[i]);
+    bool widen = T == "int64_t" && value_type(*n.src[i]) == "int32_t";
+    return widen ? "((int64_t)" + r + ")" : r;
+  };
   auto fn = [&](const char* f) { return rounded(t, str(f, dbl ? "" : "f", "(", s(0), ")")); };
-  std::string T = reg_type(t);
   int bits = bitsize(in.scalar);
   switch (n.op) {
     case Op::NEG: return is_float(t) ? str("-", s(0)) : str("(", T, ")(-", s(0), ")");
@@ -358,11 +372,11 @@ std::string GpuWriter::alu_expr(const Node& n) {
     case Op::XOR: return str("(", T, ")(", s(0), " ^ ", s(1), ")");
     // unsigned shifts: a signed left shift that overflows is undefined in C++
     case Op::SHL: return str("(", T, ")((uint64_t)", s(0), " << (", s(1), " & ", bits - 1, "))");
-    case Op::SHR: return str("(", T, ")(", s(0), " >> (", s(1), " & ", bits - 1, "))");
+    case Op::SHR: return str("(", T, ")((", reg_type(in), ")", s(0), " >> (", s(1), " & ", bits - 1, "))");
     case Op::WHERE: return str("(", s(0), " ? ", s(1), " : ", s(2), ")");
     case Op::MULACC:
       if (is_float(t)) return rounded(t, str(dbl ? "fma(" : "fmaf(", s(0), ", ", s(1), ", ", s(2), ")"));
-      return str("(", T, ")(", s(0), " * ", s(1), " + ", s(2), ")");
+      return str("(", T, ")((", reg_type(t), ")", s(0), " * ", s(1), " + ", s(2), ")");  // a*b may not fit T
     default: break;
   }
   internal_error(__FILE__, __LINE__, str("GPU renderer: no expression for ", op_name(n.op)));

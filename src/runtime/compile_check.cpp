@@ -25,6 +25,7 @@ class CompileCheckDevice : public Device {
   const Renderer* renderer() const override { return renderer_.get(); }
   const Compiler* compiler() const override { return compiler_.get(); }
   std::vector<Opt> heuristic_opts(const NodeRef& ast) const override { return gpu_heuristic_opts(ast); }
+  bool beam_supported() const override { return false; }  // no GPU Opts in the search, no GPU timing
   // binary: the GPU compiler's output for the GPU source; the program that runs is the C one.
   std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>& binary) override {
     LG_CHECK(!binary.empty(), prog.name, ": no GPU binary");

@@ -188,6 +188,7 @@ class CudaDevice : public Device {
   const Renderer* renderer() const override { return &renderer_; }
   const Compiler* compiler() const override { return &compiler_; }
   std::vector<Opt> heuristic_opts(const NodeRef& ast) const override { return gpu_heuristic_opts(ast); }
+  bool beam_supported() const override { return false; }  // no GPU Opts in the search, no GPU timing
   std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>& binary) override {
     return std::make_unique<CudaProgram>(ctx_, prog, binary);
   }

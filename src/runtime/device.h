@@ -61,6 +61,9 @@ class Device {
     (void)ast;
     return {};
   }
+  // Whether BEAM=n may search this device's Opts (runtime/beam.h times candidates with the host
+  // clock and proposes CPU Opts); where not, BEAM falls back to heuristic_opts.
+  virtual bool beam_supported() const { return true; }
   // prog is the lowered kernel; source/binary are the renderer's and compiler's output (empty for
   // devices without them).
   virtual std::unique_ptr<Program> load(const LinearProgram& prog, const std::string& source,

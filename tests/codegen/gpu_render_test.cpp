@@ -73,7 +73,7 @@ TEST(GpuHeuristic, ReductionGetsARegisterTileAndKeepsItsLoopInTheThread) {
   LaunchDims d = gpu_launch_dims(p);
   EXPECT_EQ(d.blocks * d.threads * 4, 64 * 128);  // 4 outputs per thread
   std::string src = CudaRenderer().render(p);
-  EXPECT_NE(src.find("for (int64_t r2 = 0; r2 < "), std::string::npos) << src;
+  EXPECT_NE(src.find("for (int32_t r2 = 0; r2 < "), std::string::npos) << src;
 }
 
 // out[i] = sum_k in[i, k] over (rows, cols).
@@ -127,7 +127,16 @@ TEST(GpuLaunch, MoreBlocksThanAGridRowMakesATwoDimensionalGridThatChecksItsBound
   EXPECT_GT(d.grid[1], 1u);
   EXPECT_GE(int64_t{d.grid[0]} * d.grid[1], rows);
   EXPECT_TRUE(d.grid_padded);
-  EXPECT_NE(CudaRenderer().render(p).find("if (lg_b >= " + std::to_string(rows) + "ll) return;"), std::string::npos);
+  std::string src = CudaRenderer().render(p);
+  EXPECT_NE(src.find("if (lg_b >= " + std::to_string(rows) + "ll) return;"), std::string::npos);
+  // Rows past 2^31: the row index and the element index stay 64-bit.
+  EXPECT_NE(src.find("const int64_t r0 = lg_b;"), std::string::npos) << src;
+}
+
+TEST(CudaRenderer, IndexMathThatFits32BitsIsComputedIn32Bits) {
+  std::string src = CudaRenderer().render(lower_gpu(scale_kernel(64, 512)));
+  EXPECT_EQ(src.find("const int64_t r"), std::string::npos) << src;
+  EXPECT_NE(src.find("const int32_t r"), std::string::npos) << src;
 }
 
 TEST(CudaRenderer, KernelIsAnExternCGlobalFunctionIndexedByBlockAndThread) {
