@@ -36,61 +36,33 @@ bool loaded_contiguously(const std::vector<Access>& accesses, int a) {
   return false;
 }
 
-}  // namespace
-
-std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled) {
-  // Axes are numbered as apply_opts sees them: after lower_kernel's "initial symbolic" (which
-  // folds away loops of one trip); kernel_accesses numbers them the same way.
-  NodeRef ast = rewrite(scheduled, pm_symbolic(), {.name = "initial symbolic"});
-  std::vector<NodeRef> axes = kernel_axes(ast);
-  std::vector<Access> accesses = kernel_accesses(ast);
-  std::vector<int64_t> left;  // trips left on each output axis (output axes come first)
-  bool has_reduce = false;
-  for (const NodeRef& r : axes) {
-    if (r->get_arg<RangeArg>().type == AxisType::REDUCE) has_reduce = true;
-    else left.push_back(r->src[0]->const_as_int());
-  }
-  int outs = static_cast<int>(left.size());
-  std::vector<Opt> opts;
-  // The first LOCAL axis: the last one the store writes contiguously, else the last.
-  int first = outs - 1;
-  for (int a = outs - 1; a >= 0; a--)
-    if (store_stride(accesses, a) == 1) {
-      first = a;
-      break;
-    }
-  // A reduction whose threads would each walk their own strided row (no load is contiguous along
-  // the first LOCAL axis, or there are no outputs to spread) is split over a group of threads
-  // instead, along a reduce axis some load reads contiguously (coalesced), combined in shared
-  // memory (GROUPTOP).
-  int group = -1;
-  if (has_reduce && (first < 0 || !loaded_contiguously(accesses, first)))
-    for (int a = static_cast<int>(axes.size()) - 1; a >= outs && group < 0; a--)
-      if (loaded_contiguously(accesses, a) && axes[a]->src[0]->const_as_int() >= 64) group = a;
-  int64_t threads = 1;
-  if (group >= 0) {
-    int64_t n = axes[group]->src[0]->const_as_int();
+// GROUPTOP for a reduction whose threads would each walk their own strided row (no load is
+// contiguous along the first LOCAL axis, or there are no outputs to spread): a group of threads
+// splits a reduce axis some load reads contiguously (coalesced) and combines in shared memory.
+// Appends the Opts and returns the group's threads (1: none).
+int64_t group_reduction(const std::vector<NodeRef>& axes, const std::vector<Access>& accesses, int outs, int first,
+                        std::vector<Opt>& opts) {
+  if (outs == static_cast<int>(axes.size()) || (first >= 0 && loaded_contiguously(accesses, first))) return 1;
+  for (int a = static_cast<int>(axes.size()) - 1; a >= outs; a--) {
+    int64_t n = axes[a]->src[0]->const_as_int();
+    if (!loaded_contiguously(accesses, a) || n < 64) continue;
     if (n % 32 != 0) {
-      opts.push_back({OptKind::PADTO, group, 32});
+      opts.push_back({OptKind::PADTO, a, 32});
       n = (n + 31) / 32 * 32;
     }
     int g = largest_divisor(n, kGpuBlockThreads, {256, 128, 64, 32});
-    opts.push_back({OptKind::GROUPTOP, group, g});
-    threads = g;
+    opts.push_back({OptKind::GROUPTOP, a, g});
+    return g;
   }
-  if (outs == 0) return opts;
-  // Register tile: a reduction's outputs along an axis where a load is reused, 4 per thread. Not
-  // the LOCAL axis, which must keep its trips for the threads.
-  if (has_reduce && group < 0)
-    for (int a = outs - 1; a >= 0; a--)
-      if (a != first && reused_along(accesses, a) && left[a] % 4 == 0 && left[a] >= 16) {
-        opts.push_back({OptKind::UPCAST, a, 4});
-        left[a] /= 4;
-        break;
-      }
-  // Threads: the first axis, then the others from the last, while the block has room.
+  return 1;
+}
+
+// LOCAL splits of the output axes (left: their trips), the first axis first, then the others from
+// the last, while the block (already `threads` wide) has room. An axis with no divisor of at least
+// 32 is padded first. Appends the Opts.
+void block_axes(std::vector<int64_t>& left, int first, int64_t threads, std::vector<Opt>& opts) {
   std::vector<int> order{first};
-  for (int a = outs - 1; a >= 0; a--)
+  for (int a = static_cast<int>(left.size()) - 1; a >= 0; a--)
     if (a != first) order.push_back(a);
   std::vector<Opt> locals;
   for (int a : order) {
@@ -107,8 +79,43 @@ std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled) {
     threads *= n;
   }
   // A later LOCAL gets a later range id, and the latest varies fastest across threads
-  // (codegen/gpu_launch.h): apply the contiguous axis's last.
+  // (codegen/gpu_launch.h): apply the first axis's last.
   opts.insert(opts.end(), locals.rbegin(), locals.rend());
+}
+
+}  // namespace
+
+std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled) {
+  // Axes are numbered as apply_opts sees them: after lower_kernel's "initial symbolic" (which
+  // folds away loops of one trip); kernel_accesses numbers them the same way.
+  NodeRef ast = rewrite(scheduled, pm_symbolic(), {.name = "initial symbolic"});
+  std::vector<NodeRef> axes = kernel_axes(ast);
+  std::vector<Access> accesses = kernel_accesses(ast);
+  std::vector<int64_t> left;  // trips left on each output axis (output axes come first)
+  for (const NodeRef& r : axes)
+    if (r->get_arg<RangeArg>().type != AxisType::REDUCE) left.push_back(r->src[0]->const_as_int());
+  int outs = static_cast<int>(left.size());
+  bool has_reduce = outs < static_cast<int>(axes.size());
+  // The first LOCAL axis: the last one the store writes contiguously, else the last.
+  int first = outs - 1;
+  for (int a = outs - 1; a >= 0; a--)
+    if (store_stride(accesses, a) == 1) {
+      first = a;
+      break;
+    }
+  std::vector<Opt> opts;
+  int64_t threads = group_reduction(axes, accesses, outs, first, opts);
+  if (outs == 0) return opts;
+  // Register tile: a reduction's outputs along an axis where a load is reused, 4 per thread. Not
+  // the first LOCAL axis, which keeps its trips for the threads.
+  if (has_reduce && threads == 1)
+    for (int a = outs - 1; a >= 0; a--)
+      if (a != first && reused_along(accesses, a) && left[a] % 4 == 0 && left[a] >= 16) {
+        opts.push_back({OptKind::UPCAST, a, 4});
+        left[a] /= 4;
+        break;
+      }
+  block_axes(left, first, threads, opts);
   // Every output axis (what LOCAL and UPCAST left of it) is a grid axis.
   for (int a = 0; a < outs; a++) opts.push_back({OptKind::GLOBAL, a});
   return opts;

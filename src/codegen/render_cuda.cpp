@@ -29,6 +29,6 @@ __device__ __forceinline__ unsigned short lg_f16_bits(lg_f16_t x) { return __hal
 __device__ __forceinline__ lg_f16_t lg_bits_f16(unsigned short b) { return __ushort_as_half(b); }
 )CUDA";
 
-std::string CudaRenderer::render(const LinearProgram& prog) const { return render_gpu_kernel(prog, kCudaPrelude); }
+std::string CudaRenderer::render(const LinearProgram& prog) const { return render_gpu_kernel(prog, kCudaPrelude, true); }
 
 }  // namespace lg

@@ -117,7 +117,7 @@ std::string rounded(DType t, const std::string& e) {
 
 class GpuWriter {
  public:
-  explicit GpuWriter(const LinearProgram& p) : p_(p), dims_(gpu_launch_dims(p)) {
+  GpuWriter(const LinearProgram& p, bool warp_shuffle) : p_(p), dims_(gpu_launch_dims(p)), warp_shuffle_(warp_shuffle) {
     for (const NodeRef& n : p.ops) {
       if (n->op != Op::ACCUMULATE) continue;  // its value is acc op x (or MULACC(a, b, acc): ADD)
       Op op = n->src[1]->op == Op::MULACC ? Op::ADD : n->src[1]->op;
@@ -145,6 +145,7 @@ class GpuWriter {
  private:
   const LinearProgram& p_;
   LaunchDims dims_;
+  bool warp_shuffle_;
   std::string out_;
   int depth_ = 1;
   std::unordered_map<const Node*, std::string> expr_;  // how to refer to each value
@@ -222,28 +223,61 @@ class GpuWriter {
   static std::string group_index(const GpuAxis& a) { return str("((lg_t / ", a.stride, "ll) % ", a.size, "ll)"); }
 
   // After the loops of a reduction split over the threads of LOCAL range r (GROUPTOP): every
-  // accumulator over r holds its thread's share. The threads of a group publish their shares in
-  // shared memory and each folds the group's in the same order, so all end with the same value.
+  // accumulator over r holds its thread's share; afterwards every thread of the group holds the
+  // group's result (the same bits in each: every step combines the same two values, and ADD, MUL
+  // and MAX are commutative).
   void combine_threads(const Node& r) {
     const GpuAxis* a = axis_of(r);
     if (!a || !a->reduced) return;
     for (const Node* acc : accs_) {
       if (std::find(acc->src.begin() + 1, acc->src.end(), &r) == acc->src.end()) continue;
-      const std::string& v = expr_.at(acc);
-      std::string sh = "lg_red" + v.substr(3);
       line("{");
       depth_++;
-      line(str("__shared__ ", reg_type(acc->dtype), " ", sh, "[", dims_.threads, "];"));
-      line(str(sh, "[lg_t] = ", v, ";"));
-      line("__syncthreads();");
-      line(str(v, " = ", ref(acc->src[0]), ";"));
-      std::string other = str(sh, "[lg_t + (lg_j - ", group_index(*a), ") * ", a->stride, "ll]");
-      line(str("for (int64_t lg_j = 0; lg_j < ", a->size, "ll; lg_j++) ", v, " = ",
-               combine(acc_op_.at(acc), acc->dtype, v, other), ";"));
-      line("__syncthreads();  // before the next use of shared memory");
+      if (can_shuffle(*a, acc->dtype)) combine_in_warps(*a, *acc);
+      else combine_in_shared_memory(*a, *acc);
       depth_--;
       line("}");
     }
+  }
+  // Warp shuffles need whole warps of 32 lanes: a power-of-two group of neighbouring threads
+  // (aligned, so a butterfly stays inside it) in blocks of whole warps, and a shuffleable type.
+  bool can_shuffle(const GpuAxis& a, DType t) const {
+    bool pow2 = a.size >= 2 && (a.size & (a.size - 1)) == 0;
+    bool type = is_float(t) || t.scalar == Scalar::Int32 || t.scalar == Scalar::UInt32 || t.scalar == Scalar::Int64 ||
+                t.scalar == Scalar::UInt64;
+    return warp_shuffle_ && a.stride == 1 && pow2 && dims_.threads % 32 == 0 && type;
+  }
+  // A butterfly over the lanes of each warp, then (groups of several warps) one value per warp
+  // through shared memory, folded in warp order.
+  void combine_in_warps(const GpuAxis& a, const Node& acc) {
+    const std::string& v = expr_.at(&acc);
+    Op op = acc_op_.at(&acc);
+    int64_t lanes = std::min<int64_t>(a.size, 32);
+    line(str("for (int lg_o = ", lanes / 2, "; lg_o > 0; lg_o >>= 1) ", v, " = ",
+             combine(op, acc.dtype, v, str("__shfl_xor_sync(0xffffffffu, ", v, ", lg_o)")), ";"));
+    if (a.size <= 32) return;
+    std::string sh = "lg_red" + v.substr(3);
+    int64_t warps = a.size / 32;
+    line(str("__shared__ ", reg_type(acc.dtype), " ", sh, "[", dims_.threads / 32, "];"));
+    line(str("if (lg_t % 32 == 0) ", sh, "[lg_t / 32] = ", v, ";"));
+    line("__syncthreads();");
+    line(str(v, " = ", ref(acc.src[0]), ";"));
+    line(str("for (int lg_j = 0; lg_j < ", warps, "; lg_j++) ", v, " = ",
+             combine(op, acc.dtype, v, str(sh, "[(lg_t / ", a.size, ") * ", warps, " + lg_j]")), ";"));
+    line("__syncthreads();  // before the next use of shared memory");
+  }
+  // Every thread publishes its share; each folds its group's shares in order.
+  void combine_in_shared_memory(const GpuAxis& a, const Node& acc) {
+    const std::string& v = expr_.at(&acc);
+    std::string sh = "lg_red" + v.substr(3);
+    line(str("__shared__ ", reg_type(acc.dtype), " ", sh, "[", dims_.threads, "];"));
+    line(str(sh, "[lg_t] = ", v, ";"));
+    line("__syncthreads();");
+    line(str(v, " = ", ref(acc.src[0]), ";"));
+    std::string other = str(sh, "[lg_t + (lg_j - ", group_index(a), ") * ", a.stride, "ll]");
+    line(str("for (int64_t lg_j = 0; lg_j < ", a.size, "ll; lg_j++) ", v, " = ", combine(acc_op_.at(&acc), acc.dtype, v, other),
+             ";"));
+    line("__syncthreads();  // before the next use of shared memory");
   }
   static std::string combine(Op op, DType t, const std::string& x, const std::string& y) {
     if (op == Op::MAX) {
@@ -384,8 +418,8 @@ std::string GpuWriter::alu_expr(const Node& n) {
 
 }  // namespace
 
-std::string render_gpu_kernel(const LinearProgram& prog, const std::string& dialect_prelude) {
-  return GpuWriter(prog).run(dialect_prelude);
+std::string render_gpu_kernel(const LinearProgram& prog, const std::string& dialect_prelude, bool warp_shuffle) {
+  return GpuWriter(prog, warp_shuffle).run(dialect_prelude);
 }
 
 }  // namespace lg

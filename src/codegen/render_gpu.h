@@ -29,7 +29,9 @@ namespace lg {
 // Device helpers in portable CUDA/HIP C++ (mirroring codegen/c_prelude.h); after the dialect's.
 extern const char* const kGpuCommonPrelude;
 
-// The kernel's source: dialect_prelude, kGpuCommonPrelude, then the kernel.
-std::string render_gpu_kernel(const LinearProgram& prog, const std::string& dialect_prelude);
+// The kernel's source: dialect_prelude, kGpuCommonPrelude, then the kernel. warp_shuffle: the
+// dialect has __shfl_xor_sync over 32-lane warps (CUDA), used to combine GROUPTOP reductions;
+// else they combine through shared memory only.
+std::string render_gpu_kernel(const LinearProgram& prog, const std::string& dialect_prelude, bool warp_shuffle);
 
 }  // namespace lg

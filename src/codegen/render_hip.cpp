@@ -24,6 +24,7 @@ __device__ __forceinline__ unsigned short lg_f16_bits(lg_f16_t x) { return __bui
 __device__ __forceinline__ lg_f16_t lg_bits_f16(unsigned short b) { return __builtin_bit_cast(lg_f16_t, b); }
 )HIP";
 
-std::string HipRenderer::render(const LinearProgram& prog) const { return render_gpu_kernel(prog, kHipPrelude); }
+// No warp shuffles: AMD wavefronts have 64 lanes and ROCm 5 has no __shfl_xor_sync.
+std::string HipRenderer::render(const LinearProgram& prog) const { return render_gpu_kernel(prog, kHipPrelude, false); }
 
 }  // namespace lg

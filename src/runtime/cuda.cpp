@@ -87,6 +87,19 @@ class CudaAllocator : public Allocator {
     cu_check(cuda_api().cuMemcpyDtoHAsync(host, dptr(src), bytes, c_.stream), "cuMemcpyDtoHAsync");
     c_.sync();
   }
+  // From another GPU of this process: after the source's queued work, on this device's stream;
+  // waits, since the source's memory may be reused once this returns.
+  bool copy_from(void* dst, Allocator& src_alloc, const void* src, size_t bytes) override {
+    auto* other = dynamic_cast<CudaAllocator*>(&src_alloc);
+    if (!other) return false;
+    if (bytes == 0) return true;
+    other->c_.sync();
+    c_.use();
+    cu_check(cuda_api().cuMemcpyPeerAsync(dptr(dst), c_.ctx, dptr(src), other->c_.ctx, bytes, c_.stream),
+             "cuMemcpyPeerAsync");
+    c_.sync();
+    return true;
+  }
 
  private:
   const CudaContext& c_;

@@ -9,7 +9,8 @@
 // runs out, the cache is released and the allocation retried; still out: a user error). Every
 // operation of a device is ordered on its one stream; copies to and from the host wait for it.
 // Launches are asynchronous; with DEBUG>=1 each launch waits and DEBUG>=2 prints its time measured
-// with CUDA events.
+// with CUDA events. Copies between two CUDA devices are peer copies (cuMemcpyPeerAsync), not
+// staged through host memory by lazygrad.
 #include <memory>
 #include <string>
 

@@ -32,10 +32,8 @@ const Loaded& loaded() {
       d.bind(a.cuDeviceGet, "cuDeviceGet");
       d.bind(a.cuDeviceGetName, "cuDeviceGetName");
       d.bind(a.cuDeviceGetAttribute, "cuDeviceGetAttribute");
-      d.bind(a.cuDeviceCanAccessPeer, "cuDeviceCanAccessPeer");
       d.bind(a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
       d.bind(a.cuCtxSetCurrent, "cuCtxSetCurrent");
-      d.bind(a.cuCtxEnablePeerAccess, "cuCtxEnablePeerAccess");
       d.bind(a.cuMemAlloc, "cuMemAlloc_v2");
       d.bind(a.cuMemFree, "cuMemFree_v2");
       d.bind(a.cuMemsetD8Async, "cuMemsetD8Async");
@@ -57,7 +55,10 @@ const Loaded& loaded() {
       x.error = e.what();
       return x;
     }
-    if (int s = a.cuInit(0); s != 0) {
+    if (int s = a.cuInit(0); s == kCuErrorStubLibrary) {
+      x.error = str("cuInit failed (CUDA_ERROR_STUB_LIBRARY, ", s, "): the CUDA toolkit's stub libcuda.so.1 was ",
+                    "loaded, not a driver (no NVIDIA driver here, or lib64/stubs is on LD_LIBRARY_PATH)");
+    } else if (s != 0) {
       const char* name = nullptr;
       a.cuGetErrorName(s, &name);
       x.error = str("cuInit failed (", name ? name : "unknown error", ", ", s,

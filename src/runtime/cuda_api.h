@@ -20,8 +20,8 @@ using CUevent = struct CUevent_st*;
 // cuDeviceGetAttribute attributes lazygrad reads (values from cuda.h).
 inline constexpr int kCuAttrComputeCapabilityMajor = 75;
 inline constexpr int kCuAttrComputeCapabilityMinor = 76;
-inline constexpr int kCuAttrMultiprocessorCount = 16;
 inline constexpr int kCuErrorOutOfMemory = 2;
+inline constexpr int kCuErrorStubLibrary = 34;
 
 struct CudaApi {
   int (*cuInit)(unsigned);
@@ -31,10 +31,8 @@ struct CudaApi {
   int (*cuDeviceGet)(CUdevice*, int);
   int (*cuDeviceGetName)(char*, int, CUdevice);
   int (*cuDeviceGetAttribute)(int*, int, CUdevice);
-  int (*cuDeviceCanAccessPeer)(int*, CUdevice, CUdevice);
   int (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
   int (*cuCtxSetCurrent)(CUcontext);
-  int (*cuCtxEnablePeerAccess)(CUcontext, unsigned);
   int (*cuMemAlloc)(CUdeviceptr*, size_t);                         // cuMemAlloc_v2
   int (*cuMemFree)(CUdeviceptr);                                   // cuMemFree_v2
   int (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);

@@ -1,5 +1,6 @@
 #include "runtime/device.h"
 
+#include <cstdint>
 #include <map>
 #include <mutex>
 
@@ -26,6 +27,13 @@ const Kind kKinds[] = {
     {"HIPCHECK", make_hip_check_device, "HIP compile check: every kernel through hipcc (gfx90a, gfx940), then run on the CPU"},
 };
 }  // namespace
+
+void copy_between_devices(Device& dst, void* dst_ptr, Device& src, const void* src_ptr, size_t bytes) {
+  if (dst.allocator().copy_from(dst_ptr, src.allocator(), src_ptr, bytes)) return;
+  std::vector<uint8_t> host(bytes);
+  src.allocator().copy_out(host.data(), src_ptr, bytes);
+  dst.allocator().copy_in(dst_ptr, host.data(), bytes);
+}
 
 std::vector<std::string> device_kinds() {
   std::vector<std::string> out;

@@ -25,6 +25,12 @@ class Allocator {
   virtual void free(void* p, size_t bytes) = 0;
   virtual void copy_in(void* dst, const void* host, size_t bytes) = 0;
   virtual void copy_out(void* host, const void* src, size_t bytes) = 0;
+  // Copies `bytes` of another allocator's memory straight into dst (a peer copy between GPUs);
+  // false when this pair of allocators cannot, and the caller goes through host memory.
+  virtual bool copy_from(void* dst, Allocator& src_alloc, const void* src, size_t bytes) {
+    (void)dst, (void)src_alloc, (void)src, (void)bytes;
+    return false;
+  }
 };
 
 class Compiler {
@@ -75,6 +81,9 @@ class Device {
 Device& get_device(const std::string& name);
 // Canonical spelling of a device name ("INTERP:0" -> "INTERP").
 std::string canonical_device(const std::string& name);
+// Copies `bytes` from src_ptr on src to dst_ptr on dst: directly when dst's allocator can
+// (Allocator::copy_from), else through host memory.
+void copy_between_devices(Device& dst, void* dst_ptr, Device& src, const void* src_ptr, size_t bytes);
 // Names of the device kinds this build has.
 std::vector<std::string> device_kinds();
 

@@ -47,9 +47,9 @@ void run_copy(const ScheduleItem& item) {
   const Node& dst = *item.buffers[0];
   const Node& src = *item.buffers[1];
   size_t bytes = static_cast<size_t>(dst.get_arg<BufferArg>().size) * itemsize(dst.dtype);
-  std::vector<uint8_t> host(bytes);
-  buffer_copy_out(src, host.data(), bytes);
-  buffer_copy_in(dst, host.data(), bytes);
+  BufferMemory d = buffer_memory(dst), s = buffer_memory(src);
+  LG_CHECK(d.bytes == bytes && s.bytes == bytes, "copy of ", bytes, " bytes between buffers of ", s.bytes, " and ", d.bytes);
+  copy_between_devices(*d.device, d.ptr, *s.device, s.ptr, bytes);
   if (CaptureSession* c = CaptureSession::active()) c->record(item, nullptr);
 }
 

@@ -119,9 +119,8 @@ void ReplayPlan::run_step(const Step& step, const std::vector<void*>& ptrs) cons
   if (step.kind == ScheduleItem::Kind::Copy) {
     const Slot& dst = slots_[step.slots[0]];
     const Slot& src = slots_[step.slots[1]];
-    std::vector<uint8_t> host(dst.bytes);
-    get_device(src.device).allocator().copy_out(host.data(), ptrs[step.slots[1]], src.bytes);
-    get_device(dst.device).allocator().copy_in(ptrs[step.slots[0]], host.data(), dst.bytes);
+    LG_CHECK(src.bytes == dst.bytes, "copy of ", src.bytes, " bytes into ", dst.bytes);
+    copy_between_devices(get_device(dst.device), ptrs[step.slots[0]], get_device(src.device), ptrs[step.slots[1]], dst.bytes);
     return;
   }
   KernelArgs args;

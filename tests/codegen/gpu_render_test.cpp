@@ -94,6 +94,10 @@ TEST(GpuHeuristic, RowSumsAreSplitOverAGroupOfThreadsThatCombineInSharedMemory) 
   EXPECT_NE(src.find("__shared__ float lg_red"), std::string::npos) << src;
   EXPECT_NE(src.find("__syncthreads();"), std::string::npos) << src;
   EXPECT_NE(src.find("if (((lg_t / 1ll) % 256ll) == 0) data0["), std::string::npos) << "the group's first thread stores:\n" << src;
+  EXPECT_NE(src.find("__shfl_xor_sync(0xffffffffu, "), std::string::npos) << "warps combine by shuffles:\n" << src;
+  std::string hip = HipRenderer().render(p);
+  EXPECT_EQ(hip.find("__shfl"), std::string::npos) << "HIP combines through shared memory:\n" << hip;
+  EXPECT_NE(hip.find("__shared__ float lg_red"), std::string::npos) << hip;
 }
 
 TEST(GpuHeuristic, FullReductionUsesOneBlockOfThreads) {

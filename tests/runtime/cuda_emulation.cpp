@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "codegen/gpu_launch.h"
 #include "codegen/render_cuda.h"
+#include "codegen/render_gpu.h"
 
 namespace lg::testing_util {
 namespace {
@@ -34,6 +35,17 @@ static thread_local lg_dim3 threadIdx, blockIdx;
 static lg_dim3 gridDim;
 static std::barrier<>* lg_barrier;
 static inline void __syncthreads() { lg_barrier->arrive_and_wait(); }
+// Every thread of the block calls it together (the renderer only shuffles in uniform code): each
+// publishes its value, then reads its xor partner's.
+static unsigned char lg_shuffle[1024 * 8];
+template <class T> static T __shfl_xor_sync(unsigned, T v, int mask) {
+  std::memcpy(lg_shuffle + threadIdx.x * sizeof(T), &v, sizeof(T));
+  __syncthreads();
+  T r;
+  std::memcpy(&r, lg_shuffle + (threadIdx.x ^ (unsigned)mask) * sizeof(T), sizeof(T));
+  __syncthreads();
+  return r;
+}
 template <class T, class F> static inline T lg_bit_cast(F f) { T t; std::memcpy(&t, &f, sizeof t); return t; }
 template <class I> static inline float __int_as_float(I i) { return lg_bit_cast<float>((uint32_t)i); }
 static inline float __uint_as_float(uint32_t u) { return lg_bit_cast<float>(u); }
@@ -89,8 +101,8 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
-void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers) {
-  std::string source = CudaRenderer().render(prog);
+void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers, bool warp_shuffle) {
+  std::string source = render_gpu_kernel(prog, kCudaPrelude, warp_shuffle);
   std::string prelude = kCudaPrelude;
   ASSERT_EQ(source.compare(0, prelude.size(), prelude), 0) << "the source starts with the CUDA prelude";
   source = kHostShim + source.substr(prelude.size()) + kLauncher;

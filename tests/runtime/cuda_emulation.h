@@ -4,7 +4,8 @@
 // combine of GROUPTOP, the store guard) run here with the launch geometry the CUDA device uses.
 //
 // How: the renderer's CUDA prelude is replaced by a host shim (threadIdx/blockIdx as thread-local
-// variables, __shared__ as static storage, __syncthreads as a std::barrier, 16-bit floats as the C
+// variables, __shared__ as static storage, __syncthreads as a std::barrier, warp shuffles through
+// a block-wide buffer, 16-bit floats as the C
 // prelude's bit arithmetic), the file is compiled by the host C++ compiler into a shared object,
 // and each block runs as block[0] std::threads, one block after another (so static storage is the
 // block's shared memory). Slow and only for small kernels.
@@ -17,6 +18,7 @@ namespace lg::testing_util {
 
 // Renders prog for CUDA, compiles it for the host and runs it once over `buffers` (one host
 // pointer per DEFINE_GLOBAL slot). Compile errors fail with the compiler's message (gtest FAIL).
-void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers);
+// warp_shuffle false: GROUPTOP combines through shared memory only (the HIP renderer's way).
+void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers, bool warp_shuffle = true);
 
 }  // namespace lg::testing_util

@@ -77,14 +77,14 @@ std::vector<float> read(const std::vector<NodeRef>& outs) {
 
 // Every kernel of the schedule lowered with the GPU heuristic and run as emulated CUDA, on host
 // buffers (device CPU).
-std::vector<float> run_emulated(const NodeRef& sink) {
+std::vector<float> run_emulated(const NodeRef& sink, bool warp_shuffle = true) {
   Schedule s = create_schedule(sink);
   for (const ScheduleItem& item : s.items) {
     EXPECT_EQ(item.kind, ScheduleItem::Kind::Kernel);
     LinearProgram p = lower_kernel(item.ast, item.name, gpu_heuristic_opts(item.ast));
     std::vector<void*> bufs;
     for (const NodeRef& b : item.buffers) bufs.push_back(buffer_memory(*b).ptr);
-    testing_util::emulate_cuda(p, bufs);
+    testing_util::emulate_cuda(p, bufs, warp_shuffle);
   }
   return read(s.outputs);
 }
@@ -94,9 +94,10 @@ void expect_close(const std::vector<float>& got, const std::vector<float>& want,
   for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-5 + rtol * std::abs(want[i])) << i;
 }
 
-TEST(CudaEmulation, GroupReductionsCombineInSharedMemoryAndTheFirstThreadStores) {
-  for (int64_t cols : {1000, 4096})  // padded to 1024, and not padded
-    expect_close(run_emulated(row_reductions("CPU", cols)), read(realize(row_reductions("INTERP", cols))), 1e-5);
+TEST(CudaEmulation, GroupReductionsCombineAcrossThreadsAndTheFirstThreadStores) {
+  for (bool shuffle : {true, false})   // warp shuffles (CUDA), shared memory only (HIP's way)
+    for (int64_t cols : {1000, 4096})  // padded to 1024, and not padded
+      expect_close(run_emulated(row_reductions("CPU", cols), shuffle), read(realize(row_reductions("INTERP", cols))), 1e-5);
 }
 
 TEST(CudaEmulation, SoftmaxOfMatmulOverPaddedThreadBlocks) {
