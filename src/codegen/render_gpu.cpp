@@ -119,8 +119,10 @@ class GpuWriter {
  public:
   GpuWriter(const LinearProgram& p, bool warp_shuffle) : p_(p), dims_(gpu_launch_dims(p)), warp_shuffle_(warp_shuffle) {
     for (const NodeRef& n : p.ops) {
-      if (n->op != Op::ACCUMULATE) continue;  // its value is acc op x (or MULACC(a, b, acc): ADD)
-      Op op = n->src[1]->op == Op::MULACC ? Op::ADD : n->src[1]->op;
+      // Its value is acc op x, MULACC(a, b, acc) (ADD), or the accumulator itself when the update
+      // folded away (every share is the identity: MAX, idempotent, combines them unchanged).
+      if (n->op != Op::ACCUMULATE) continue;
+      Op op = n->src[1] == n->src[0] ? Op::MAX : n->src[1]->op == Op::MULACC ? Op::ADD : n->src[1]->op;
       LG_CHECK(op == Op::ADD || op == Op::MUL || op == Op::MAX, "GPU renderer: accumulator updated by ", op_name(op));
       acc_op_[n->src[0].get()] = op;
     }

@@ -139,7 +139,8 @@ class CudaAllocator : public Allocator {
 };
 
 // One kernel: its module, its entry point and its launch geometry. The module stays loaded while
-// the program lives.
+// the program lives. It holds a copy of the context's handles, not the device: cached programs
+// may outlive their device at exit.
 class CudaProgram : public Program {
  public:
   CudaProgram(const CudaContext& c, const LinearProgram& prog, const std::vector<uint8_t>& binary)
@@ -184,7 +185,7 @@ class CudaProgram : public Program {
   }
 
  private:
-  const CudaContext& c_;
+  CudaContext c_;
   std::string name_;
   LaunchDims dims_;
   size_t slots_;

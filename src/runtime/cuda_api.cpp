@@ -15,7 +15,9 @@ struct Loaded {
 };
 
 const Loaded& loaded() {
-  static Loaded l = [] {
+  // Never destroyed: programs and buffers released during static destruction still call into
+  // the library, so it stays loaded until the process ends.
+  static const Loaded& l = *new Loaded([] {
     Loaded x;
     x.lib = std::make_unique<DynLib>(std::vector<std::string>{"libcuda.so.1"});
     if (!x.lib->loaded()) {
@@ -65,7 +67,7 @@ const Loaded& loaded() {
                     "): no usable NVIDIA GPU, or the driver does not match its kernel module");
     }
     return x;
-  }();
+  }());
   return l;
 }
 

@@ -48,7 +48,9 @@ std::string canonical_device(const std::string& name) {
 
 Device& get_device(const std::string& requested) {
   static std::mutex mu;
-  static std::map<std::string, std::unique_ptr<Device>> devices;
+  // Never destroyed: buffers and programs released during static destruction still use their
+  // device (a GPU allocator's cache, a context).
+  static auto& devices = *new std::map<std::string, std::unique_ptr<Device>>;
   std::string name = canonical_device(requested);
   std::lock_guard lock(mu);
   if (auto it = devices.find(name); it != devices.end()) return *it->second;

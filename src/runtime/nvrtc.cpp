@@ -72,7 +72,9 @@ struct Loaded {
 };
 
 const Loaded& loaded() {
-  static Loaded l = [] {
+  // Never destroyed: programs and buffers released during static destruction still call into
+  // the library, so it stays loaded until the process ends.
+  static const Loaded& l = *new Loaded([] {
     Loaded x;
     std::vector<std::string> names = library_candidates();
     x.lib = std::make_unique<DynLib>(names);
@@ -99,7 +101,7 @@ const Loaded& loaded() {
       x.error = str("NVRTC (", d.path(), ") loaded, but no CUDA include folder with cuda_fp16.h and cuda_bf16.h was ",
                     "found; set CUDA_PATH to the toolkit");
     return x;
-  }();
+  }());
   return l;
 }
 
