@@ -55,37 +55,42 @@ TrainStep::TrainStep(Llama& model, TrainStepOptions options) : model_(model), o_
   LG_USER_CHECK(o_.optimizer == "adamw" || o_.optimizer == "sgd" || o_.optimizer == "none", "train: unknown optimizer \"",
                 o_.optimizer, "\"; use adamw, sgd or none");
   std::string home = model.params().items().front().second.device();
+  std::vector<std::string> global;
   for (const std::string& d : o_.devices) {
     std::string c = canonical_device(d);
-    LG_USER_CHECK(std::find(global_.begin(), global_.end(), c) == global_.end(), "train: device ", d,
-                  " is listed twice");
-    global_.push_back(c);
+    LG_USER_CHECK(std::find(global.begin(), global.end(), c) == global.end(), "train: device ", d, " is listed twice");
+    global.push_back(c);
   }
-  if (global_.empty()) global_ = {home};
-  int64_t n = static_cast<int64_t>(global_.size());
+  if (global.empty()) global = {home};
+  int64_t n = static_cast<int64_t>(global.size());
   LG_USER_CHECK(o_.micro_batch % n == 0, "train: a batch of ", o_.micro_batch, " sequences does not split over ", n,
                 " devices; use a multiple of ", n);
-  LG_USER_CHECK(!parallel() || o_.optimizer != "none",
+  LG_USER_CHECK(n == 1 || o_.optimizer != "none",
                 "train: data-parallel training needs an optimizer (--optimizer adamw or sgd)");
   LG_USER_CHECK(o_.bucket_bytes > 0, "train: the allreduce bucket size must be positive");
-  for (int64_t g = 0; g < n; g++)
-    if (get_device(global_[g]).remote_rank() < 0) {
-      replicas_.emplace_back();
-      replicas_.back().device = global_[g];
-      replicas_.back().rows_begin = g * rows();
-    }
-  LG_USER_CHECK(!replicas_.empty(), "train: none of the devices belongs to this process");
-  LG_USER_CHECK(replicas_[0].device == home, "train: the model lives on ", home,
-                " but this process's first device is ", replicas_[0].device, "; create the model there");
-  replicas_[0].model = &model;
-  for (size_t r = 1; r < replicas_.size(); r++) {
-    replicas_[r].owned = replica_of(model, replicas_[r].device);
-    replicas_[r].model = replicas_[r].owned.get();
+  replicas_.resize(static_cast<size_t>(n));
+  for (int64_t g = 0; g < n; g++) {
+    Replica& r = replicas_[g];
+    r.device = global[g];
+    r.remote = get_device(r.device).remote_rank() >= 0;
+    r.rows_begin = g * (o_.micro_batch / n);
+    if (!r.remote) local_.push_back(static_cast<size_t>(g));
   }
-  for (Replica& r : replicas_) init_replica(r);
+  LG_USER_CHECK(!local_.empty(), "train: none of the devices belongs to this process");
+  LG_USER_CHECK(first().device == home, "train: the model lives on ", home, " but this process's first device is ",
+                first().device, "; create the model there");
+  first().model = &model;
+  for (size_t k = 1; k < local_.size(); k++) {
+    Replica& r = replicas_[local_[k]];
+    r.owned = replica_of(model, r.device);
+    r.model = r.owned.get();
+  }
+  for (size_t k : local_) init_replica(replicas_[k]);
+  for (Replica& r : replicas_)
+    if (r.remote) init_remote_replica(r);
 
-  if (parallel()) {  // buckets of consecutive parameters, and the stand-ins of other processes' devices
-    const nn::ParamList& ps = replicas_[0].masters;
+  if (parallel()) {  // buckets of consecutive parameters
+    const nn::ParamList& ps = first().masters;
     int64_t bytes = 0;
     for (size_t i = 0; i < ps.size(); i++) {
       int64_t b = ps.items()[i].second.numel() * 4;
@@ -96,24 +101,36 @@ TrainStep::TrainStep(Llama& model, TrainStepOptions options) : model_(model), o_
       buckets_.back().push_back(i);
       bytes += b;
     }
-    std::vector<int64_t> sizes;
-    for (const auto& bucket : buckets_) {
-      int64_t e = 0;
-      for (size_t i : bucket) e += ps.items()[i].second.numel();
-      sizes.push_back(e);
-    }
-    sizes.push_back(1);  // the step's loss
-    sizes.push_back(1);  // an eval batch's loss
-    remote_.assign(sizes.size(), std::vector<Tensor>(global_.size()));
-    for (size_t g = 0; g < global_.size(); g++)
-      if (get_device(global_[g]).remote_rank() >= 0)
-        for (size_t s = 0; s < sizes.size(); s++) remote_[s][g] = Tensor::empty({sizes[s]}, dtypes::float32, global_[g]);
   }
   if (o_.jit) {
     micro_jit_ = std::make_unique<Jit>([this](const std::vector<Tensor>& in) { return micro_fn(in); });
     update_jit_ = std::make_unique<Jit>([this](const std::vector<Tensor>& in) { return update_fn(in); });
     eval_jit_ = std::make_unique<Jit>([this](const std::vector<Tensor>& in) { return eval_fn(in); });
   }
+}
+
+// Stand-ins of the first local replica's tensors on another process's device: no memory here; the
+// kernels that would write them run on that process.
+void TrainStep::init_remote_replica(Replica& r) {
+  const Replica& like = first();
+  for (const auto& [n, p] : like.masters) {
+    Tensor m = Tensor::empty(p.shape(), dtypes::float32, r.device);
+    m.requires_grad(true);
+    r.masters.add(n, m);
+    r.grad_acc.push_back(Tensor::empty(p.shape(), dtypes::float32, r.device));
+  }
+  if (o_.optimizer == "adamw")
+    r.opt = std::make_unique<nn::AdamW>(r.masters, o_.adamw);
+  else
+    r.opt = std::make_unique<nn::SGD>(r.masters, o_.sgd);
+  r.scalars = Tensor::empty({like.opt->upload_scalars().numel()}, dtypes::float32, r.device);
+  r.loss_acc = Tensor::empty({1}, dtypes::float32, r.device);
+  r.eval_loss = Tensor::empty({1}, dtypes::float32, r.device);
+  if (o_.compute == dtypes::float32) {
+    r.compute = r.masters;
+    return;
+  }
+  for (const auto& [n, p] : like.masters) r.compute.add(n, Tensor::empty(p.shape(), o_.compute, r.device));
 }
 
 void TrainStep::init_replica(Replica& r) {
@@ -145,13 +162,12 @@ void TrainStep::init_replica(Replica& r) {
 
 // The caller's model goes back to its float32 masters (bound to the compute copies while training).
 TrainStep::~TrainStep() {
-  if (o_.compute != dtypes::float32) model_.bind(replicas_[0].masters);
+  if (o_.compute != dtypes::float32) model_.bind(first().masters);
 }
 
 nn::Optimizer& TrainStep::optimizer() {
-  LG_USER_CHECK(replicas_[0].opt != nullptr,
-                "train: this step has no optimizer (--optimizer none): nothing to save or resume");
-  return *replicas_[0].opt;
+  LG_USER_CHECK(first().opt != nullptr, "train: this step has no optimizer (--optimizer none): nothing to save or resume");
+  return *first().opt;
 }
 
 Tensor TrainStep::upload(const int32_t* data, const Replica& r) const {
@@ -162,48 +178,40 @@ Tensor TrainStep::upload(const int32_t* data, const Replica& r) const {
 
 std::vector<Tensor> TrainStep::inputs(const HostBatch& b) const {
   std::vector<Tensor> in;
-  for (const Replica& r : replicas_) {
-    in.push_back(upload(b.tokens, r));
-    in.push_back(upload(b.labels, r));
+  for (size_t k : local_) {
+    in.push_back(upload(b.tokens, replicas_[k]));
+    in.push_back(upload(b.labels, replicas_[k]));
   }
   return in;
 }
 
-std::vector<std::vector<Tensor>> TrainStep::sum_over_devices(const std::vector<std::vector<Tensor>>& xs,
-                                                             size_t slot) {
-  std::vector<Tensor> flat(global_.size());
-  for (size_t g = 0; g < global_.size(); g++) flat[g] = remote_[slot][g];
-  for (size_t r = 0; r < replicas_.size(); r++) {
+std::vector<std::vector<Tensor>> TrainStep::sum_over_devices(const std::vector<std::vector<Tensor>>& xs) {
+  std::vector<Tensor> flat;
+  for (const std::vector<Tensor>& list : xs) {
     std::vector<Tensor> parts;
-    for (const Tensor& x : xs[r]) parts.push_back(x.cast(dtypes::float32).reshape({x.numel()}));
-    size_t g = static_cast<size_t>(replicas_[r].rows_begin / rows());
-    flat[g] = parts.size() == 1 ? parts[0] : Tensor::cat(parts);
+    for (const Tensor& x : list) parts.push_back(x.cast(dtypes::float32).reshape({x.numel()}));
+    flat.push_back(parts.size() == 1 ? parts[0] : Tensor::cat(parts));
   }
   std::vector<Tensor> sums = allreduce(flat);
-  std::vector<std::vector<Tensor>> out(replicas_.size());
-  for (size_t g = 0; g < global_.size(); g++) {
-    if (!remote_[slot][g].defined()) continue;
-    pending_.push_back(sums[g]);  // other processes' results: realized (not run) so our sends are scheduled
-  }
-  for (size_t r = 0; r < replicas_.size(); r++) {
-    const Tensor& total = sums[static_cast<size_t>(replicas_[r].rows_begin / rows())];
+  std::vector<std::vector<Tensor>> out(xs.size());
+  for (size_t r = 0; r < xs.size(); r++) {
     int64_t at = 0;
     for (const Tensor& x : xs[r]) {
-      out[r].push_back(total.slice(0, at, at + x.numel()).reshape(x.shape()));
+      out[r].push_back(sums[r].slice(0, at, at + x.numel()).reshape(x.shape()));
       at += x.numel();
     }
   }
   return out;
 }
 
-// in: tokens and labels of each replica. Forward and backward of each replica's rows' share of the
-// step's mean loss; gradients (and, data parallel, the loss) are added into the replica's sums.
-// Returns replica 0's share (a float32 scalar).
+// in: tokens and labels of each local replica. Forward and backward of each replica's rows' share
+// of the step's mean loss; gradients (and, data parallel, the loss) are added into the replica's
+// sums. Returns the first replica's share (a float32 scalar). Nothing crosses devices here.
 std::vector<Tensor> TrainStep::micro_fn(const std::vector<Tensor>& in) {
   double tokens_per_step = static_cast<double>(o_.micro_batch * o_.seq_len * o_.grad_accum);
   std::vector<Tensor> outs, losses;
-  for (size_t k = 0; k < replicas_.size(); k++) {
-    Replica& r = replicas_[k];
+  for (size_t k = 0; k < local_.size(); k++) {
+    Replica& r = replicas_[local_[k]];
     Tensor loss = r.model->loss_sum(in[2 * k], in[2 * k + 1], o_.loss_chunk) * (1.0 / tokens_per_step);
     loss.backward();
     losses.push_back(loss);
@@ -221,38 +229,41 @@ std::vector<Tensor> TrainStep::micro_fn(const std::vector<Tensor>& in) {
   return {losses[0]};
 }
 
-// in: each replica's optimizer scalars. Sum the gradients over all devices (data parallel), clip,
-// update, recast the compute copies, zero the sums. Returns the gradient norm before clipping and,
-// data parallel, the step's loss over all devices.
+// in: each local replica's optimizer scalars. Sums the gradients over all devices (data parallel),
+// then for every replica (stand-ins included, so every process builds the same graph): clip,
+// update, recast the compute copies, zero the sums. Returns the first local replica's gradient norm
+// before clipping and, data parallel, the step's loss over all devices.
 std::vector<Tensor> TrainStep::update_fn(const std::vector<Tensor>& in) {
-  std::vector<std::vector<Tensor>> grads(replicas_.size());
-  std::vector<Tensor> outs, loss_total;
-  pending_.clear();
+  size_t n = replicas_.size();
+  std::vector<std::vector<Tensor>> grads(n);
+  std::vector<Tensor> loss_total(n);
   if (parallel()) {
-    for (auto& g : grads) g.resize(replicas_[0].grad_acc.size());
-    for (size_t b = 0; b < buckets_.size(); b++) {
-      std::vector<std::vector<Tensor>> xs(replicas_.size());
-      for (size_t r = 0; r < replicas_.size(); r++)
-        for (size_t i : buckets_[b]) xs[r].push_back(replicas_[r].grad_acc[i]);
-      std::vector<std::vector<Tensor>> sums = sum_over_devices(xs, b);
-      for (size_t r = 0; r < replicas_.size(); r++)
-        for (size_t k = 0; k < buckets_[b].size(); k++) grads[r][buckets_[b][k]] = sums[r][k];
+    for (auto& g : grads) g.resize(first().grad_acc.size());
+    for (const std::vector<size_t>& bucket : buckets_) {
+      std::vector<std::vector<Tensor>> xs(n);
+      for (size_t r = 0; r < n; r++)
+        for (size_t i : bucket) xs[r].push_back(replicas_[r].grad_acc[i]);
+      std::vector<std::vector<Tensor>> sums = sum_over_devices(xs);
+      for (size_t r = 0; r < n; r++)
+        for (size_t k = 0; k < bucket.size(); k++) grads[r][bucket[k]] = sums[r][k];
     }
     std::vector<std::vector<Tensor>> xs;
     for (const Replica& r : replicas_) xs.push_back({r.loss_acc});
-    for (auto& v : sum_over_devices(xs, buckets_.size())) loss_total.push_back(v[0].reshape({}));
+    std::vector<std::vector<Tensor>> sums = sum_over_devices(xs);
+    for (size_t r = 0; r < n; r++) loss_total[r] = sums[r][0].reshape({});
   } else {
     grads[0] = replicas_[0].grad_acc;
   }
-  std::vector<Tensor> norms;
-  for (size_t k = 0; k < replicas_.size(); k++) {
+  std::vector<Tensor> outs, norms(n);
+  size_t next_input = 0;
+  for (size_t k = 0; k < n; k++) {
     Replica& r = replicas_[k];
     for (size_t i = 0; i < r.grad_acc.size(); i++) Tensor(r.masters.items()[i].second).set_grad(grads[k][i]);
     double bound = o_.clip > 0 ? o_.clip : std::numeric_limits<double>::infinity();
-    norms.push_back(nn::clip_grad_norm(r.masters, bound));
-    std::vector<Tensor> update = r.opt->build_step(in[k]);
+    norms[k] = nn::clip_grad_norm(r.masters, bound);
+    std::vector<Tensor> update = r.opt->build_step(r.remote ? r.scalars : in[next_input++]);
     outs.insert(outs.end(), update.begin(), update.end());
-    outs.push_back(norms.back());
+    outs.push_back(norms[k]);
     for (size_t i = 0; i < r.grad_acc.size(); i++) {
       Tensor master = r.masters.items()[i].second;  // after build_step: the updated value
       if (o_.compute != dtypes::float32) {
@@ -267,26 +278,29 @@ std::vector<Tensor> TrainStep::update_fn(const std::vector<Tensor>& in) {
       outs.push_back(r.loss_acc.assign(Tensor::zeros({1}, dtypes::float32, r.device)));
     }
   }
-  outs.insert(outs.end(), pending_.begin(), pending_.end());
   Tensor::realize(outs);
-  pending_.clear();
-  if (parallel()) return {norms[0], loss_total[0]};
-  return {norms[0]};
+  size_t f = local_[0];
+  if (parallel()) return {norms[f], loss_total[f]};
+  return {norms[f]};
 }
 
-// in: tokens and labels of each replica. The batch's loss sum (over all devices, data parallel).
+// in: tokens and labels of each local replica. The batch's loss sum (over all devices, data
+// parallel). The local forward passes are realized first, so the allreduce's inputs are buffers on
+// every process alike (the same graph everywhere).
 std::vector<Tensor> TrainStep::eval_fn(const std::vector<Tensor>& in) {
-  std::vector<std::vector<Tensor>> sums(replicas_.size());
-  for (size_t k = 0; k < replicas_.size(); k++)
-    sums[k] = {replicas_[k].model->loss_sum(in[2 * k], in[2 * k + 1], o_.loss_chunk).reshape({1})};
-  pending_.clear();
-  if (parallel()) sums = sum_over_devices(sums, buckets_.size() + 1);
-  Tensor total = sums[0][0].reshape({});
-  std::vector<Tensor> outs = pending_;
-  outs.push_back(total);
-  Tensor::realize(outs);
-  pending_.clear();
-  return {total};
+  std::vector<Tensor> local;
+  for (size_t k = 0; k < local_.size(); k++)
+    local.push_back(replicas_[local_[k]].model->loss_sum(in[2 * k], in[2 * k + 1], o_.loss_chunk).reshape({1}));
+  Tensor::realize(local);
+  if (!parallel()) return {local[0].reshape({})};
+  std::vector<std::vector<Tensor>> xs;
+  size_t next = 0;
+  for (const Replica& r : replicas_) xs.push_back({r.remote ? r.eval_loss : local[next++]});
+  std::vector<std::vector<Tensor>> sums = sum_over_devices(xs);
+  std::vector<Tensor> all;
+  for (const auto& v : sums) all.push_back(v[0]);
+  Tensor::realize(all);
+  return {all[local_[0]].reshape({})};
 }
 
 StepResult TrainStep::step(const std::vector<HostBatch>& micro, double lr) {
@@ -298,12 +312,12 @@ StepResult TrainStep::step(const std::vector<HostBatch>& micro, double lr) {
     std::vector<Tensor> out = micro_jit_ ? (*micro_jit_)(in) : micro_fn(in);
     if (!parallel()) res.loss += out[0].to_doubles()[0];
   }
-  if (!replicas_[0].opt) return res;  // forward and backward only
+  if (!first().opt) return res;  // forward and backward only
   std::vector<Tensor> in;
-  int64_t before = replicas_[0].opt->steps();
+  int64_t before = first().opt->steps();
   for (Replica& r : replicas_) {
     r.opt->set_lr(lr);
-    in.push_back(r.opt->upload_scalars());
+    if (!r.remote) in.push_back(r.opt->upload_scalars());
   }
   std::vector<Tensor> out = update_jit_ ? (*update_jit_)(in) : update_fn(in);
   for (Replica& r : replicas_)
@@ -330,10 +344,11 @@ void TrainStep::reset_optimizer() {
   std::vector<Tensor> outs;
   for (Replica& r : replicas_) {
     if (!r.opt) continue;
-    for (auto& [name, t] : r.opt->state()) {
-      Tensor s = t;
-      outs.push_back(s.assign(Tensor::zeros(s.shape(), s.dtype(), s.device())));
-    }
+    if (!r.remote)
+      for (auto& [name, t] : r.opt->state()) {
+        Tensor s = t;
+        outs.push_back(s.assign(Tensor::zeros(s.shape(), s.dtype(), s.device())));
+      }
     r.opt->set_steps(0);
   }
   Tensor::realize(outs);
@@ -341,30 +356,33 @@ void TrainStep::reset_optimizer() {
 
 void TrainStep::refresh_compute() {
   std::vector<Tensor> outs;
-  const Replica& first = replicas_[0];
-  for (size_t k = 1; k < replicas_.size(); k++) {  // replica 0's masters and optimizer state, copied
-    Replica& r = replicas_[k];
+  const Replica& from = first();
+  for (size_t k = 1; k < local_.size(); k++) {  // the first replica's masters and optimizer state, copied
+    Replica& r = replicas_[local_[k]];
     for (size_t i = 0; i < r.masters.size(); i++) {
       Tensor p = r.masters.items()[i].second;
-      outs.push_back(p.assign(first.masters.items()[i].second.to(r.device)));
+      outs.push_back(p.assign(from.masters.items()[i].second.to(r.device)));
     }
     if (r.opt) {
-      nn::ParamList from = first.opt->state(), to = r.opt->state();
-      for (size_t i = 0; i < to.size(); i++) {
-        Tensor s = to.items()[i].second;
-        outs.push_back(s.assign(from.items()[i].second.to(r.device)));
+      nn::ParamList src = from.opt->state(), dst = r.opt->state();
+      for (size_t i = 0; i < dst.size(); i++) {
+        Tensor s = dst.items()[i].second;
+        outs.push_back(s.assign(src.items()[i].second.to(r.device)));
       }
-      r.opt->set_steps(first.opt->steps());
     }
   }
+  for (Replica& r : replicas_)
+    if (r.opt) r.opt->set_steps(from.opt->steps());
   Tensor::realize(outs);
   outs.clear();
   if (o_.compute == dtypes::float32) return;
-  for (Replica& r : replicas_)
+  for (size_t k : local_) {
+    Replica& r = replicas_[k];
     for (size_t i = 0; i < r.compute.size(); i++) {
       Tensor c = r.compute.items()[i].second;
       outs.push_back(c.assign(r.masters.items()[i].second.cast(o_.compute)));
     }
+  }
   Tensor::realize(outs);
 }
 

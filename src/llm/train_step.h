@@ -20,9 +20,11 @@
 // global device list of n devices). The update first sums grad_acc over all devices with one
 // allreduce per bucket of parameters (bucket_bytes of float32 gradients: a few large transfers, not
 // one per small tensor), once per step, not per micro-batch; every replica then clips and updates
-// identically (the reduced gradients are bitwise equal), so the replicas never drift apart. Devices
-// of other processes ("CPU:0@1") take part through stand-in buffers: this process runs only its own
-// devices' kernels, and the allreduce's copies to and from the others travel through the transport.
+// identically (the reduced gradients are bitwise equal), so the replicas never drift apart.
+// Devices of other processes ("CPU:0@1") have stand-in replicas here: buffers of the same shapes
+// that hold no memory. Every process builds the update for every replica, so all processes schedule
+// the same graph and meet the allreduce's copies in the same order; each runs only its own
+// devices' kernels, and the copies between processes go through the transport (runtime/transport.h).
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -72,8 +74,9 @@ class TrainStep {
   double eval_loss_sum(const HostBatch& batch);
 
   nn::Optimizer& optimizer();  // replica 0's; a user error for optimizer "none"
-  const nn::ParamList& masters(size_t replica = 0) const { return replicas_.at(replica).masters; }
-  size_t replicas() const { return replicas_.size(); }  // this process's devices
+  // This process's replica k's masters (0: the caller's model's).
+  const nn::ParamList& masters(size_t k = 0) const { return replicas_[local_.at(k)].masters; }
+  size_t replicas() const { return local_.size(); }  // this process's devices
   const TrainStepOptions& options() const { return o_; }
   // Bytes of the captured steps' planned intermediates (0 before capture).
   size_t planned_bytes() const;
@@ -86,38 +89,41 @@ class TrainStep {
 
  private:
   // One device's copy of the model, its float32 masters and compute copies, gradient and loss sums
-  // and optimizer. replicas_[0] is the caller's model.
+  // and optimizer. The first local replica holds the caller's model; a remote replica (another
+  // process's device) has no model and stand-in tensors.
   struct Replica {
     std::string device;
+    bool remote = false;
     int64_t rows_begin = 0;  // its rows of every micro-batch
     std::unique_ptr<Llama> owned;
     Llama* model = nullptr;
     nn::ParamList masters, compute;
     std::vector<Tensor> grad_acc;
-    Tensor loss_acc;  // float32 (1): the step's loss share of its rows (data parallel only)
+    Tensor loss_acc;    // float32 (1): the step's loss share of its rows (data parallel only)
+    Tensor scalars;     // remote: stand-in of the optimizer's per-step scalars
+    Tensor eval_loss;   // remote: stand-in of an eval batch's loss share (1)
     std::unique_ptr<nn::Optimizer> opt;
   };
   void init_replica(Replica& r);
-  bool parallel() const { return global_.size() > 1; }
-  int64_t rows() const { return o_.micro_batch / static_cast<int64_t>(global_.size()); }
+  void init_remote_replica(Replica& r);
+  bool parallel() const { return replicas_.size() > 1; }
+  int64_t rows() const { return o_.micro_batch / static_cast<int64_t>(replicas_.size()); }
+  Replica& first() { return replicas_[local_[0]]; }
+  const Replica& first() const { return replicas_[local_[0]]; }
   Tensor upload(const int32_t* data, const Replica& r) const;
   std::vector<Tensor> inputs(const HostBatch& b) const;
-  // Flat float32 sums of xs(replica) over every device of the run (stand-ins for other processes'),
-  // as this process's replicas see them, split back into the shapes of xs.
-  std::vector<std::vector<Tensor>> sum_over_devices(const std::vector<std::vector<Tensor>>& xs, size_t slot);
+  // Sums of xs[replica] over every replica (each a list of tensors, flattened into one float32
+  // allreduce), as each replica sees them, split back into the shapes of xs.
+  std::vector<std::vector<Tensor>> sum_over_devices(const std::vector<std::vector<Tensor>>& xs);
   std::vector<Tensor> micro_fn(const std::vector<Tensor>& in);
   std::vector<Tensor> update_fn(const std::vector<Tensor>& in);
   std::vector<Tensor> eval_fn(const std::vector<Tensor>& in);
 
   Llama& model_;
   TrainStepOptions o_;
-  std::vector<std::string> global_;  // canonical device names, every process's
-  std::vector<Replica> replicas_;    // this process's devices, in global order
+  std::vector<Replica> replicas_;    // every device of the run, in global order
+  std::vector<size_t> local_;        // this process's replicas
   std::vector<std::vector<size_t>> buckets_;  // parameter indices per allreduce bucket
-  // Stand-ins on other processes' devices, [slot][global device] (undefined for this process's):
-  // slot b < buckets: bucket b's flat gradients; then the loss sum; then the eval loss.
-  std::vector<std::vector<Tensor>> remote_;
-  std::vector<Tensor> pending_;  // allreduce results on other processes' devices, realized with the step
   std::unique_ptr<Jit> micro_jit_, update_jit_, eval_jit_;
 };
 
