@@ -35,7 +35,12 @@ const Context& start() {
   mpi_on = true;
   MPI_Comm_rank(MPI_COMM_WORLD, &ctx.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
-  if (ctx.size > 1) set_transport(make_mpi_transport(env_int("LAZYGRAD_DIST_TIMEOUT", 300)));
+  if (ctx.size > 1) {
+    LinkModel link;
+    if (const char* g = std::getenv("LAZYGRAD_SIM_LINK_GBPS")) link.gbps = std::atof(g);
+    link.latency_us = env_int("LAZYGRAD_SIM_LINK_US", 0);
+    set_transport(make_mpi_transport(env_int("LAZYGRAD_DIST_TIMEOUT", 300), link));
+  }
   return ctx;
 }
 
@@ -91,6 +96,30 @@ void check_agreement(const std::string& description) {
                   " disagree about the run; process ", r, ": \"", theirs, "\"; process ", c.rank, ": \"", description,
                   "\" (start every process with the same command)");
   }
+}
+
+void barrier() {
+  if (start().size > 1) MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void mpi_allreduce_sum(float* data, size_t n) {
+  if (start().size == 1) return;
+  LG_USER_CHECK(n <= static_cast<size_t>(INT32_MAX), "MPI_Allreduce of more than 2^31 floats");
+  MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+}
+
+double max_over_processes(double v) {
+  if (start().size == 1) return v;
+  double out = v;
+  MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  return out;
+}
+
+uint64_t broadcast(uint64_t value) {
+  if (start().size == 1) return value;
+  unsigned long long v = value;
+  MPI_Bcast(&v, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  return v;
 }
 
 void finish(bool ok) {

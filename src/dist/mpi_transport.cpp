@@ -16,7 +16,7 @@ constexpr size_t kPiece = size_t{1} << 30;
 
 class MpiTransport : public Transport {
  public:
-  explicit MpiTransport(double timeout_s) : timeout_s_(timeout_s) {
+  MpiTransport(double timeout_s, LinkModel link) : timeout_s_(timeout_s), link_(link) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
   }
@@ -38,6 +38,7 @@ class MpiTransport : public Transport {
   }
 
   void recv(int peer, void* data, size_t bytes) override {
+    auto t0 = std::chrono::steady_clock::now();
     char* p = static_cast<char*>(data);
     for (size_t at = 0; at < bytes || at == 0; at += kPiece) {
       int n = static_cast<int>(std::min(kPiece, bytes - at));
@@ -51,6 +52,10 @@ class MpiTransport : public Transport {
                     " were expected: the processes run different schedules (same model, batch, devices "
                     "and flags on every process?)");
       if (bytes == 0) break;
+    }
+    if (link_.gbps > 0 || link_.latency_us > 0) {  // the simulated slower link
+      double s = link_.latency_us * 1e-6 + (link_.gbps > 0 ? static_cast<double>(bytes) / (link_.gbps * 1e9) : 0);
+      std::this_thread::sleep_until(t0 + std::chrono::duration<double>(s));
     }
   }
 
@@ -87,11 +92,14 @@ class MpiTransport : public Transport {
 
   int rank_ = 0, size_ = 1;
   double timeout_s_;
+  LinkModel link_;
   std::vector<MPI_Request> sends_;
 };
 
 }  // namespace
 
-std::shared_ptr<Transport> make_mpi_transport(double timeout_s) { return std::make_shared<MpiTransport>(timeout_s); }
+std::shared_ptr<Transport> make_mpi_transport(double timeout_s, LinkModel link) {
+  return std::make_shared<MpiTransport>(timeout_s, link);
+}
 
 }  // namespace lg::dist
