@@ -34,6 +34,8 @@ double median(std::vector<double> v) {
 
 void run_allreduce_bench(const AllreduceBenchOptions& o) {
   const dist::Context& ctx = dist::start();
+  if (ctx.rank != 0)  // rank 0 reports; errors still reach stderr
+    LG_USER_CHECK(std::freopen("/dev/null", "w", stdout) != nullptr, "cannot silence stdout of rank ", ctx.rank);
   std::vector<std::string> local = dist::local_devices(o.devices.empty() ? config().device : o.devices);
   std::vector<std::string> global = dist::global_devices(local);
   size_t n = global.size();
@@ -68,14 +70,22 @@ void run_allreduce_bench(const AllreduceBenchOptions& o) {
       for (const std::string& d : global)
         in.push_back(get_device(d).remote_rank() >= 0 ? Tensor::empty({N}, dtypes::float32, d)
                                                       : Tensor::full({N}, 1.0, dtypes::float32, d).contiguous().realize());
-      Jit step([](const std::vector<Tensor>& xs) {
-        std::vector<Tensor> out = allreduce(xs);
-        Tensor::realize(out);
-        return out;
-      });
       std::vector<Tensor> mine;
       for (const Tensor& t : in)
         if (get_device(t.device()).remote_rank() < 0) mine.push_back(t);
+      // The captured step takes this process's buffers; the stand-ins are part of the function.
+      Jit step([&in](const std::vector<Tensor>& xs) {
+        std::vector<Tensor> all = in;
+        size_t next = 0;
+        for (Tensor& t : all)
+          if (get_device(t.device()).remote_rank() < 0) t = xs[next++];
+        std::vector<Tensor> out = allreduce(all);
+        Tensor::realize(out);
+        std::vector<Tensor> local;
+        for (const Tensor& t : out)
+          if (get_device(t.device()).remote_rank() < 0) local.push_back(t);
+        return local;
+      });
       std::vector<double> t;
       std::vector<Tensor> out;
       for (int r = 0; r < o.warmup + 1 + o.repeats; r++) {  // the first call captures
