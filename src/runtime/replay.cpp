@@ -1,6 +1,5 @@
 #include "runtime/replay.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -128,8 +127,9 @@ void ReplayPlan::run_step(const Step& step, const std::vector<void*>& ptrs) cons
   if (step.kind == ScheduleItem::Kind::Copy) {
     const Slot& dst = slots_[step.slots[0]];
     const Slot& src = slots_[step.slots[1]];
-    char* from = static_cast<char*>(ptrs[step.slots[1]]);
-    if (from) from += static_cast<size_t>(step.src_offset) * (src.bytes / static_cast<size_t>(std::max<int64_t>(src.size, 1)));
+    char* from = static_cast<char*>(ptrs[step.slots[1]]);  // null on another process's device
+    size_t elem = src.size > 0 ? src.bytes / static_cast<size_t>(src.size) : 0;
+    if (from) from += static_cast<size_t>(step.src_offset) * elem;
     transfer(get_device(dst.device), ptrs[step.slots[0]], get_device(src.device), from, dst.bytes);
     return;
   }

@@ -184,6 +184,7 @@ std::string describe(const Schedule& s) {
     out += str("  ", i, " ", it.kind == ScheduleItem::Kind::Kernel ? "kernel " : "copy   ", it.name, "  out ",
                buf_desc(it.buffers[0]), " on ", it.buffers[0]->device_name(), "  in");
     for (size_t j = 1; j < it.buffers.size(); j++) out += " " + buf_desc(it.buffers[j]);
+    if (it.src_offset) out += str(" from element ", it.src_offset);
     out += "\n";
   }
   return out;

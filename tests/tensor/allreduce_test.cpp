@@ -89,7 +89,7 @@ TEST(Allreduce, EveryAlgorithmIsExactOnALargeUnevenSize) {
   // 2^18 + 7 elements: above the automatic choice's threshold; no chunk count divides it.
   int64_t size = (int64_t{1} << 18) + 7;
   for (const Algo& algo : kAlgos)
-    for (int n : {3, 8}) check_exact(algo, n, size);
+    for (int n : {2, 3, 4, 8}) check_exact(algo, n, size);
 }
 
 // Copies in the schedule of an allreduce of N int32 elements on n devices.
