@@ -1,4 +1,5 @@
-// lazygrad bench kernels: lazygrad's CPU kernels against OpenBLAS and memory bandwidth (bench/).
+// lazygrad bench kernels: lazygrad's CPU kernels against OpenBLAS and memory bandwidth; lazygrad bench
+// allreduce: the allreduce algorithms against MPI_Allreduce (bench/).
 #include <memory>
 #include <optional>
 #include <string>
@@ -6,6 +7,8 @@
 
 #include "apps/commands.h"
 #include "bench/device_matmul.h"
+#include "dist/launch.h"
+#include "bench/allreduce_bench.h"
 #include "bench/kernel_bench.h"
 
 namespace lg::apps {
@@ -66,6 +69,18 @@ void add_bench_command(CLI::App& app) {
   mm->add_option("--sizes", m->sizes, "matrix sizes N (N x N @ N x N)")->delimiter(',');
   mm->add_option("--repeats", m->repeats, "products per timed run")->capture_default_str();
   mm->callback([m] { bench::run_device_matmul(*m); });
+
+  auto ar = std::make_shared<bench::AllreduceBenchOptions>();
+  auto* arc = bench->add_subcommand(
+      "allreduce", "bus bandwidth of each allreduce algorithm; MPI_Allreduce of the same bytes under mpirun");
+  arc->add_option("--devices", ar->devices, "this process's devices (default CPU:0-1 without mpirun, CPU under it)");
+  arc->add_option("--mib", ar->mib, "buffer sizes in MiB per device (default 1,4,16,64,256)")->delimiter(',');
+  arc->add_option("--algos", ar->algos, "naive, ring, all-to-all, hierarchical (default all)")->delimiter(',');
+  arc->add_option("--repeats", ar->repeats, "timed runs per line, the median is printed")->capture_default_str();
+  arc->callback([ar] {
+    if (ar->devices.empty() && dist::start().size == 1) ar->devices = "CPU:0-1";
+    bench::run_allreduce_bench(*ar);
+  });
 }
 
 }  // namespace lg::apps

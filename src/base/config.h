@@ -12,6 +12,10 @@
 //   CC      the C compiler for the CPU device (default clang, else gcc)
 //   CUDA_ARCH  NVRTC's target when no GPU says which (default sm_90; e.g. sm_80, compute_90 for PTX)
 //   CUDA_PATH  the CUDA toolkit (NVRTC and its headers; default: next to libnvrtc, /usr/local/cuda)
+//   RING, ALL2ALL  allreduce algorithm choice: 0 never, 1 when large (default RING=1, ALL2ALL=0),
+//           2 always (schedule/allreduce.h)
+//   ALLREDUCE_NODE_NDEVS  k > 0: hierarchical allreduce with k devices per node
+//   ALLREDUCE_CAST  1: allreduces of float32 move bfloat16
 #include <string>
 
 namespace lg {
@@ -28,6 +32,9 @@ struct Config {
   std::string cc;         // "" = find clang, then gcc
   std::string cuda_arch;  // "" = the GPU's own, or sm_90 where there is none
   std::string cuda_path;  // "" = search
+  int ring = 1, all2all = 0;
+  int allreduce_node_ndevs = 0;
+  bool allreduce_cast = false;
 };
 
 // The process-wide configuration, read from the environment on first use.

@@ -31,6 +31,8 @@ class Allocator {
     (void)dst, (void)src_alloc, (void)src, (void)bytes;
     return false;
   }
+  // True when pointers from alloc() are host memory (copies between two such devices are memcpy).
+  virtual bool host_memory() const { return false; }
 };
 
 class Compiler {
@@ -58,6 +60,9 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual const std::string& name() const = 0;
+  // The process that owns the device: -1 for this one; r for "NAME@r", a device of process r of a
+  // distributed run (runtime/transport.h). Kernels of another process's device do not run here.
+  virtual int remote_rank() const { return -1; }
   virtual Allocator& allocator() = 0;
   virtual const Renderer* renderer() const = 0;  // null: the device runs LinearPrograms itself
   virtual const Compiler* compiler() const = 0;  // null when there is no renderer
@@ -77,13 +82,11 @@ class Device {
 };
 
 // The device named "NAME" or "NAME:i" ("X:0" is "X"); created on first use. Unknown names are user
-// errors listing the devices there are.
+// errors listing the devices there are. "NAME@r" is that device of process r of a distributed run:
+// this process's own device when r is its rank, else a stand-in that holds no memory.
 Device& get_device(const std::string& name);
 // Canonical spelling of a device name ("INTERP:0" -> "INTERP").
 std::string canonical_device(const std::string& name);
-// Copies `bytes` from src_ptr on src to dst_ptr on dst: directly when dst's allocator can
-// (Allocator::copy_from), else through host memory.
-void copy_between_devices(Device& dst, void* dst_ptr, Device& src, const void* src_ptr, size_t bytes);
 // Names of the device kinds this build has.
 std::vector<std::string> device_kinds();
 
