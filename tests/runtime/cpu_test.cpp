@@ -100,6 +100,23 @@ TEST(Cpu, ConcurrentWritersOfOneCacheEntryAreSafe) {
   EXPECT_FALSE(build_program(get_device("CPU"), p).compiled);
 }
 
+TEST(Cpu, ReusedLargeBuffersHoldTheNewResult) {
+  // 2 MiB of float32: above the allocator's mapping threshold, so the second round's buffers are
+  // the first round's freed memory, stale values and all; the kernel must overwrite every element.
+  const int64_t n = 512 * 1024;
+  Device& cpu = get_device("CPU");
+  for (float scale : {1.0f, -3.0f}) {
+    NodeRef a = input("CPU", {n}, scale);
+    NodeRef sum = realize(make(Op::SINK, dtypes::void_, {a + a}))[0];
+    std::vector<float> got = values(sum);
+    for (int64_t i = 0; i < n; i += 4099) ASSERT_EQ(got[i], 2 * scale * static_cast<float>((i * 7) % 11 - 5)) << i;
+  }
+  void* p = cpu.allocator().alloc(size_t{4} << 20);
+  cpu.allocator().free(p, size_t{4} << 20);
+  EXPECT_EQ(cpu.allocator().alloc(size_t{4} << 20), p) << "a freed mapping comes back for the same size";
+  cpu.allocator().free(p, size_t{4} << 20);
+}
+
 TEST(CpuDeathTest, CompileErrorsShowTheCompilerMessageAndTheSource) {
   EXPECT_DEATH(get_device("CPU").compiler()->compile("void lg_kernel(void) { int x = ; }\n"),
                "C compiler failed(.|\n)*expected expression(.|\n)*--- source ---(.|\n)*int x = ;");
