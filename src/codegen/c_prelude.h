@@ -131,6 +131,12 @@ static inline lg_f32x16 lg_exp2_f32x16(lg_f32x16 x) { /* lg_exp2f per lane */
   memcpy(&sl, &el, sizeof sl);
   return lg_sel_f32x16(nan, x, LG_EXP2_POLY(f) * sh * sl);
 }
+static inline lg_f32x16 lg_max_f32x16(lg_f32x16 a, lg_f32x16 b) { /* lg_maxf per lane: the quiet NaN if either is NaN */
+  lg_i32x16 nan = (lg_i32x16)((a != a) | (b != b)), qnan_bits = (lg_i32x16){0} + 0x7fc00000;
+  lg_f32x16 qnan;
+  memcpy(&qnan, &qnan_bits, sizeof qnan);
+  return lg_sel_f32x16(nan, qnan, lg_sel_f32x16((lg_i32x16)(a < b), b, a));
+}
 #if defined(__AVX512F__)
 #include <immintrin.h>
 static inline lg_f32x16 lg_fma_f32x16(lg_f32x16 a, lg_f32x16 b, lg_f32x16 c) { return (lg_f32x16)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }

@@ -91,8 +91,8 @@ class Vectorizer {
         if (n->dtype != dtypes::float32) throw NotVectorizable{};
         return make(Op::EXP2, vec(n->dtype), {vector(n->src[0])});
       }
-      case Op::ADD: case Op::MUL: case Op::NEG: case Op::MULACC: {
-        if (n->dtype != dtypes::float32) throw NotVectorizable{};
+      case Op::ADD: case Op::MUL: case Op::NEG: case Op::MULACC: case Op::MAX: {
+        if (n->dtype != dtypes::float32) return scalar_after_combine(n);
         std::vector<NodeRef> src;
         bool any_vector = false;
         for (const NodeRef& s : n->src) {
@@ -104,15 +104,27 @@ class Vectorizer {
           if (s->dtype.count == 1) s = broadcast(s);
         return make(n->op, vec(n->dtype), std::move(src));
       }
-      default: throw NotVectorizable{};
+      default: return scalar_after_combine(n);
     }
+  }
+
+  // An op whose lane-dependent operands are all scalars again (partial accumulators combined after
+  // their loops, e.g. the reciprocal of a row sum): the same op on the converted operands.
+  NodeRef scalar_after_combine(const NodeRef& n) {
+    if (!is_alu(n->op)) throw NotVectorizable{};
+    std::vector<NodeRef> src;
+    for (const NodeRef& s : n->src) {
+      src.push_back((*this)(s));
+      if (src.back()->dtype.count > 1) throw NotVectorizable{};
+    }
+    return make(n->op, n->dtype, std::move(src), n->arg);
   }
 
   // REDUCE over ranges R of a lane-dependent value: a vector accumulator. When the lane range is in
   // R, its lanes are partial accumulators, combined after the loops.
   NodeRef convert_reduce(const NodeRef& n) {
     Op op = n->get_arg<Op>();
-    if ((op != Op::ADD && op != Op::MUL) || n->dtype != dtypes::float32) throw NotVectorizable{};
+    if ((op != Op::ADD && op != Op::MUL && op != Op::MAX) || n->dtype != dtypes::float32) throw NotVectorizable{};
     auto lane_it = std::find(n->src.begin() + 1, n->src.end(), lane_);
     std::vector<NodeRef> src{vector(n->src[0])};
     for (auto s = n->src.begin() + 1; s != n->src.end(); ++s)

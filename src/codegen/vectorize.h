@@ -8,11 +8,12 @@
 // UPCAST) whose uses are all vectorizable:
 //   - float32 and bfloat16 loads and stores whose index moves by 1 along it (contiguous; ungated),
 //     or not at all (the scalar is broadcast to every lane with VECTORIZE), and CASTs between them;
-//   - float32 ADD, MUL, NEG and MULACC of such values, and WHERE with a condition that does not
-//     depend on the lane (a scalar condition selects whole vectors);
-//   - REDUCE (ADD or MUL) of such values: per-lane accumulators. When the range is one of the
+//   - float32 ADD, MUL, NEG, MAX, MULACC and EXP2 of such values, and WHERE with a condition that
+//     does not depend on the lane (a scalar condition selects whole vectors);
+//   - REDUCE (ADD, MUL or MAX) of such values: per-lane accumulators. When the range is one of the
 //     REDUCE's own loops (an UPCAST of a reduce axis), the lanes are partial accumulators,
-//     combined after the loops by a tree of lane extractions (GEP) and adds.
+//     combined after the loops by a tree of lane extractions (GEP) and the reduce's op;
+//   - any ALU op on values that are scalars again after such a combination (1 / sum).
 // Any other use leaves the kernel unchanged (expand_upcasts then makes scalar copies). The result
 // is what the scalar copies compute, lane for lane, partial sums included: both combine them with
 // combine_pairwise (codegen/opt.h).
