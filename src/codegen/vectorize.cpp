@@ -64,6 +64,8 @@ class Vectorizer {
   }
 
   NodeRef convert(const NodeRef& n) {
+    if (n->dtype.count > 1) return same_types_or_throw(n);  // vector lanes of an earlier range
+    if (NodeRef same = same_types(n)) return same;         // operands combined back to scalars
     switch (n->op) {
       case Op::SINK: {
         std::vector<NodeRef> src;
@@ -73,7 +75,7 @@ class Vectorizer {
       case Op::STORE: {
         if (depends(n->src[0].get())) return make(Op::STORE, n->dtype, {first_lane_index(n->src[0]), vector(n->src[1])});
         NodeRef v = (*this)(n->src[1]);  // one element: the value must have been combined to a scalar
-        if (v->dtype.count > 1) throw NotVectorizable{};
+        if (v->dtype != n->src[1]->dtype) throw NotVectorizable{};
         return make(Op::STORE, n->dtype, {n->src[0], v});
       }
       case Op::LOAD:
@@ -92,7 +94,7 @@ class Vectorizer {
         return make(Op::EXP2, vec(n->dtype), {vector(n->src[0])});
       }
       case Op::ADD: case Op::MUL: case Op::NEG: case Op::MULACC: case Op::MAX: {
-        if (n->dtype != dtypes::float32) return scalar_after_combine(n);
+        if (n->dtype != dtypes::float32) throw NotVectorizable{};
         std::vector<NodeRef> src;
         bool any_vector = false;
         for (const NodeRef& s : n->src) {
@@ -104,20 +106,27 @@ class Vectorizer {
           if (s->dtype.count == 1) s = broadcast(s);
         return make(n->op, vec(n->dtype), std::move(src));
       }
-      default: return scalar_after_combine(n);
+      default: throw NotVectorizable{};
     }
   }
 
-  // An op whose lane-dependent operands are all scalars again (partial accumulators combined after
-  // their loops, e.g. the reciprocal of a row sum): the same op on the converted operands.
-  NodeRef scalar_after_combine(const NodeRef& n) {
-    if (!is_alu(n->op)) throw NotVectorizable{};
+  // An ALU op whose lane-dependent operands keep their types after conversion (partial
+  // accumulators combined back to scalars after their loops, e.g. the reciprocal of a row sum, or
+  // its broadcast into another range's vector lanes): the same op on the converted operands, else
+  // null.
+  NodeRef same_types(const NodeRef& n) {
+    if (!is_alu(n->op) && n->op != Op::VECTORIZE && n->op != Op::GEP && n->op != Op::REDUCE) return {};
+    if (n->op == Op::REDUCE && std::find(n->src.begin() + 1, n->src.end(), lane_) != n->src.end()) return {};
     std::vector<NodeRef> src;
     for (const NodeRef& s : n->src) {
       src.push_back((*this)(s));
-      if (src.back()->dtype.count > 1) throw NotVectorizable{};
+      if (src.back()->dtype != s->dtype) return {};
     }
     return make(n->op, n->dtype, std::move(src), n->arg);
+  }
+  NodeRef same_types_or_throw(const NodeRef& n) {
+    if (NodeRef same = same_types(n)) return same;
+    throw NotVectorizable{};
   }
 
   // REDUCE over ranges R of a lane-dependent value: a vector accumulator. When the lane range is in
@@ -147,13 +156,14 @@ NodeRef vectorize_lanes(const NodeRef& ast, int lanes) {
       candidates.push_back(NodeRef::share(n));
   std::sort(candidates.begin(), candidates.end(),
             [](const NodeRef& a, const NodeRef& b) { return a->get_arg<RangeArg>().id < b->get_arg<RangeArg>().id; });
+  NodeRef k = ast;
   for (const NodeRef& lane : candidates) {
     try {
-      return Vectorizer(lane, lanes)(ast);
+      k = Vectorizer(lane, lanes)(k);
     } catch (const NotVectorizable&) {
     }
   }
-  return ast;
+  return k;
 }
 
 }  // namespace lg
