@@ -1,10 +1,13 @@
-// lazygrad bench kernels: lazygrad's CPU kernels against OpenBLAS and memory bandwidth (bench/).
+// lazygrad bench kernels: lazygrad's CPU kernels against OpenBLAS and memory bandwidth; lazygrad bench
+// allreduce: the allreduce algorithms against MPI_Allreduce (bench/).
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "apps/commands.h"
+#include "dist/launch.h"
+#include "bench/allreduce_bench.h"
 #include "bench/kernel_bench.h"
 
 namespace lg::apps {
@@ -58,6 +61,18 @@ void add_bench_command(CLI::App& app) {
                   "name such as Haswell (default auto)");
   cmd->add_flag("--quick", a->quick, "tiny sizes, 1 MiB arrays, 3 runs: a smoke test that takes seconds");
   cmd->callback([a] { run_bench_kernels(*a); });
+
+  auto ar = std::make_shared<bench::AllreduceBenchOptions>();
+  auto* arc = bench->add_subcommand(
+      "allreduce", "bus bandwidth of each allreduce algorithm; MPI_Allreduce of the same bytes under mpirun");
+  arc->add_option("--devices", ar->devices, "this process's devices (default CPU:0-1 without mpirun, CPU under it)");
+  arc->add_option("--mib", ar->mib, "buffer sizes in MiB per device (default 1,4,16,64,256)")->delimiter(',');
+  arc->add_option("--algos", ar->algos, "naive, ring, all-to-all, hierarchical (default all)")->delimiter(',');
+  arc->add_option("--repeats", ar->repeats, "timed runs per line, the median is printed")->capture_default_str();
+  arc->callback([ar] {
+    if (ar->devices.empty() && dist::start().size == 1) ar->devices = "CPU:0-1";
+    bench::run_allreduce_bench(*ar);
+  });
 }
 
 }  // namespace lg::apps

@@ -4,6 +4,7 @@
 
 #include "apps/commands.h"
 #include "base/error.h"
+#include "dist/launch.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"lazygrad: trains Llama 3.1 models from scratch; runs the MLPerf llama31_8b benchmark"};
@@ -22,7 +23,9 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const lg::Error& e) {
     std::fprintf(stderr, "lazygrad: error: %s\n", e.what());
+    lg::dist::finish(false);  // a distributed run: the other processes stop too
     return 1;
   }
+  lg::dist::finish(true);
   return 0;
 }

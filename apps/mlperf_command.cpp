@@ -7,10 +7,13 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <random>
 #include <string>
 
 #include "apps/commands.h"
+#include "base/config.h"
 #include "base/error.h"
+#include "dist/launch.h"
 #include "llm/mllog.h"
 #include "llm/mlperf.h"
 #include "nn/file_io.h"
@@ -29,6 +32,7 @@ struct MlperfArgs {
   std::optional<double> lr, target;
   std::optional<uint64_t> seed;
   std::optional<std::string> train, eval, dtype;
+  std::string devices;
 };
 
 std::string default_log_dir(const std::string& preset) {
@@ -65,9 +69,22 @@ void run(const MlperfArgs& a) {
   LG_USER_CHECK(a.runs > 0, "--runs must be positive");
   llm::MlperfConfig base = config_of(a);
   base.validate();
+  // Data parallel: this process's devices, and every process's under mpirun; rank 0 reports.
+  const dist::Context& ctx = dist::start();
+  if (!a.devices.empty() || ctx.size > 1) {
+    std::vector<std::string> local = dist::local_devices(a.devices.empty() ? config().device : a.devices);
+    std::vector<std::string> global = dist::global_devices(local);
+    config().device = local[0];
+    if (global.size() > 1) base.devices = global;
+    base.writer = ctx.rank == 0;
+    if (ctx.rank != 0)
+      LG_USER_CHECK(std::freopen("/dev/null", "w", stdout) != nullptr, "cannot silence stdout of rank ", ctx.rank);
+  }
+  dist::check_agreement(str("mlperf ", a.preset, ": model ", base.model.summary(), "; batch ", base.global_batch,
+                            "x", base.seq_len, "; runs ", a.runs, "; devices ", base.devices.size()));
   std::string dir = a.log_dir.empty() ? default_log_dir(a.preset) : a.log_dir;
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  if (base.writer) std::filesystem::create_directories(dir, ec);
   LG_USER_CHECK(!ec, "cannot create the log directory ", dir, ": ", ec.message());
   std::printf("mlperf %s: model %s, seq %lld, global batch %lld, lr %g, warmup %lld, eval every %lld sequences "
               "on %lld, target %.3f; %d run(s) into %s\n",
@@ -81,6 +98,7 @@ void run(const MlperfArgs& a) {
   for (int i = 0; i < a.runs; i++) {
     llm::MlperfConfig c = base;
     if (a.seed) c.seed = *a.seed + static_cast<uint64_t>(i);
+    else if (ctx.size > 1) c.seed = dist::broadcast(std::random_device{}());  // every process trains alike
     std::string log = dir + "/result_" + std::to_string(i) + ".txt";
     llm::MlperfResult r = llm::run_mlperf(c, log);
     nlohmann::json evals = nlohmann::json::array();
@@ -102,7 +120,7 @@ void run(const MlperfArgs& a) {
   }
   summary["successful_runs"] = times.size();
   if (!times.empty()) summary["olympic_mean_minutes"] = llm::olympic_mean(times);
-  nn::write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
+  if (base.writer) nn::write_file_atomic(dir + "/summary.json", summary.dump(2) + "\n");
   std::printf("summary: %zu of %zu runs reached the target", times.size(), summary["runs"].size());
   if (!times.empty())
     std::printf("; time to train %s %.2f minutes", times.size() >= 3 ? "(olympic mean)" : "(mean)",
@@ -134,6 +152,7 @@ void add_mlperf_command(CLI::App& app) {
   cmd->add_option("--target", a->target, "eval_accuracy (log perplexity) to reach");
   cmd->add_option("--max-samples", a->max_samples, "abort after this many training sequences (0: none)");
   cmd->add_option("--dtype", a->dtype, "bf16 or fp32 compute");
+  cmd->add_option("--devices", a->devices, "data parallel over this process's devices, e.g. CPU:0-3 (under mpirun: per process)");
   cmd->callback([a] { run(*a); });
 }
 

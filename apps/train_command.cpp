@@ -11,6 +11,7 @@
 #include "apps/commands.h"
 #include "base/config.h"
 #include "base/error.h"
+#include "dist/launch.h"
 #include "llm/hf_checkpoint.h"
 #include "llm/metrics.h"
 #include "llm/trainer.h"
@@ -23,6 +24,8 @@ struct TrainArgs {
   std::vector<std::string> sets;
   std::string dtype = "bf16";
   std::string metrics;
+  std::string devices;
+  double bucket_mb = 32;
   std::string init_from, save_hf;
   double peak_tflops = 0;
   int64_t log_every = 1;
@@ -105,6 +108,22 @@ void run_train(TrainArgs& a) {
   o.step.adamw.lr = o.step.sgd.lr = o.lr;
   o.step.sgd.weight_decay = 0;
 
+  // Data parallel: this process's devices, and every process's when started by mpirun.
+  const dist::Context& ctx = dist::start();
+  if (!a.devices.empty() || ctx.size > 1) {
+    std::vector<std::string> local = dist::local_devices(a.devices.empty() ? config().device : a.devices);
+    std::vector<std::string> global = dist::global_devices(local);
+    config().device = local[0];  // the model is created on this process's first device
+    if (global.size() > 1) o.step.devices = global;
+    o.step.bucket_bytes = static_cast<int64_t>(a.bucket_mb * (1 << 20));
+    o.writer = ctx.rank == 0;
+    if (ctx.rank != 0) {  // only rank 0 reports; errors still reach stderr
+      a.metrics.clear();
+      a.save_hf.clear();
+      LG_USER_CHECK(std::freopen("/dev/null", "w", stdout) != nullptr, "cannot silence stdout of rank ", ctx.rank);
+    }
+  }
+
   Tensor::manual_seed(o.seed);
   std::unique_ptr<llm::Llama> model;
   if (!a.init_from.empty()) {
@@ -113,7 +132,14 @@ void run_train(TrainArgs& a) {
     model = std::make_unique<llm::Llama>(model_config(a));
   }
   const llm::LlamaConfig& c = model->config();
+  dist::check_agreement(str("model ", c.summary(), "; steps ", o.steps, "; batch ", o.step.micro_batch, "x",
+                            o.step.seq_len, "x", o.step.grad_accum, "; ", a.dtype, "; ", o.step.optimizer, "; seed ",
+                            o.seed, "; lr ", o.lr, "; devices ", o.step.devices.size()));
   std::printf("model %s\n", c.summary().c_str());
+  if (!o.step.devices.empty())
+    std::printf("data parallel over %zu devices (%d process%s): the batch of %lld sequences splits %lld per device\n",
+                o.step.devices.size(), ctx.size, ctx.size == 1 ? "" : "es", static_cast<long long>(o.step.micro_batch),
+                static_cast<long long>(o.step.micro_batch / static_cast<int64_t>(o.step.devices.size())));
   std::printf("train %s, batch %lld x %lld tokens x %lld accumulation = %lld tokens/step, %lld steps, %s compute, "
               "lr %g (%s, warmup %lld)%s\n",
               o.synthetic ? "on synthetic data" : ("on " + o.train_prefix).c_str(), static_cast<long long>(o.step.micro_batch),
@@ -186,6 +212,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--save-every", o.save_every, "steps between checkpoints (0: at the end only)")->capture_default_str();
   cmd->add_option("--keep", o.keep, "checkpoints to keep")->capture_default_str();
   cmd->add_flag("--resume", o.resume, "continue from the newest checkpoint in --checkpoint-dir");
+  cmd->add_option("--devices", a->devices,
+                  "data parallel over this process's devices, e.g. CPU:0-3 (under mpirun: per process)");
+  cmd->add_option("--bucket-mb", a->bucket_mb, "MiB of gradients per allreduce bucket")->capture_default_str();
   cmd->add_option("--metrics", a->metrics, "write JSON lines (steps, evals, summary) to this file");
   cmd->add_option("--peak-tflops", a->peak_tflops, "peak TFLOP/s for MFU (default: the device's, docs/llama.md)");
   cmd->add_option("--log-every", a->log_every, "print every n-th step (the terminal display shows all)")->capture_default_str();

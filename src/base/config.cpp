@@ -31,6 +31,12 @@ static Config read_config() {
   else if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0') c.cache_dir = std::string(h) + "/.cache/lazygrad";
   else c.cache_dir = "/tmp/lazygrad-cache";
   if (const char* cc = std::getenv("CC"); cc != nullptr && *cc != '\0') c.cc = cc;
+  c.ring = env_int("RING", 1);
+  c.all2all = env_int("ALL2ALL", 0);
+  c.allreduce_node_ndevs = env_int("ALLREDUCE_NODE_NDEVS", 0);
+  LG_USER_CHECK(c.allreduce_node_ndevs >= 0, "ALLREDUCE_NODE_NDEVS=", c.allreduce_node_ndevs,
+                " must be 0 (off) or the number of devices per node");
+  c.allreduce_cast = env_int("ALLREDUCE_CAST", 0) != 0;
   return c;
 }
 

@@ -10,6 +10,10 @@
 //   LAZYGRAD_CACHE_DIR  where compiled kernels are cached (default $XDG_CACHE_HOME/lazygrad or
 //           ~/.cache/lazygrad)
 //   CC      the C compiler for the CPU device (default clang, else gcc)
+//   RING, ALL2ALL  allreduce algorithm choice: 0 never, 1 when large (default RING=1, ALL2ALL=0),
+//           2 always (schedule/allreduce.h)
+//   ALLREDUCE_NODE_NDEVS  k > 0: hierarchical allreduce with k devices per node
+//   ALLREDUCE_CAST  1: allreduces of float32 move bfloat16
 #include <string>
 
 namespace lg {
@@ -24,6 +28,9 @@ struct Config {
   bool cache = true;
   std::string cache_dir;  // resolved: never empty after reading the environment
   std::string cc;         // "" = find clang, then gcc
+  int ring = 1, all2all = 0;
+  int allreduce_node_ndevs = 0;
+  bool allreduce_cast = false;
 };
 
 // The process-wide configuration, read from the environment on first use.

@@ -45,8 +45,10 @@ class Vectorizer {
 
   DType vec(DType t) const { return t.vec(lanes_); }
 
-  // x in every lane.
+  // x in every lane (only dtypes the renderers have vectors of: a store of a lane-independent
+  // integer, e.g. a zero fill, stays scalar).
   NodeRef broadcast(const NodeRef& x) {
+    if (!is_vector_scalar(x->dtype)) throw NotVectorizable{};
     if (x->op == Op::CONST) return make(Op::CONST, vec(x->dtype), {}, x->arg);
     return make(Op::VECTORIZE, vec(x->dtype), std::vector<NodeRef>(lanes_, x));
   }

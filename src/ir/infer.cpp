@@ -192,6 +192,12 @@ Shape infer_shape(Op op, const std::vector<NodeRef>& src, const Arg& arg) {
         LG_CHECK(static_cast<int64_t>(i) == a || idx[i] <= t[i], "SCATTER_ADD index axis ", i, " exceeds the target");
       return t;
     }
+    case Op::ALLREDUCE:
+      LG_CHECK(src.size() >= 2 && src[0]->op == Op::DEVICE, "ALLREDUCE needs (DEVICE, x...)");
+      for (size_t i = 2; i < src.size(); i++)
+        LG_CHECK(src[i]->shape == src[1]->shape && src[i]->dtype == src[1]->dtype,
+                 "ALLREDUCE of values of different shapes or dtypes");
+      return src[1]->shape;
     case Op::ASSIGN:
       LG_CHECK(src[0]->shape == src[1]->shape, "ASSIGN of a different shape");
       return src[0]->shape;
@@ -206,6 +212,7 @@ Shape infer_shape(Op op, const std::vector<NodeRef>& src, const Arg& arg) {
 
 const Node* infer_device(Op op, const std::vector<NodeRef>& src) {
   if (op == Op::COPY) return src[1].get();
+  if (op == Op::ALLREDUCE) return src[0].get();  // its inputs live on several devices
   if (op == Op::DEVICE || op == Op::SINK) return nullptr;  // a SINK may group roots of several devices
   if (op == Op::BUFFER || op == Op::CONST || op == Op::IOTA) return src.empty() ? nullptr : src[0].get();
   const Node* d = nullptr;

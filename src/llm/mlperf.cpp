@@ -122,7 +122,7 @@ std::vector<HostBatch> host(const std::vector<Batch>& v) {
 
 MlperfResult run_mlperf(const MlperfConfig& c, const std::string& log_path) {
   c.validate();
-  MLLogger log(log_path);
+  MLLogger log(c.writer ? log_path : "", c.writer);
   MlperfResult r;
   r.seed = c.seed ? *c.seed : std::random_device{}();
   log.event("cache_clear", true);
@@ -174,6 +174,7 @@ MlperfResult run_mlperf(const MlperfConfig& c, const std::string& log_path) {
   so.compute = c.dtype == "bf16" ? dtypes::bfloat16 : dtypes::float32;
   so.adamw = nn::AdamWConfig{.lr = c.lr, .beta1 = 0.9, .beta2 = 0.95, .eps = 1e-5, .weight_decay = 0.1};
   so.clip = 1.0, so.loss_chunk = c.loss_chunk;
+  so.devices = c.devices;
   TrainStep ts(model, so);
   {
     auto synth = std::make_shared<SyntheticSource>(c.model.vocab_size, c.seq_len, r.seed);

@@ -38,6 +38,10 @@ struct MlperfConfig {
   // Logged submission fields.
   std::string org = "lazygrad", platform = "cpu", division = "closed", status = "onprem";
   int64_t warmup_steps = 3;  // synthetic warm-up steps during init (lr 0)
+  // Data parallel (docs/distributed.md): the global device list (TrainStepOptions::devices); only
+  // the writer (rank 0 of a multi-process run) writes the MLPerf log.
+  std::vector<std::string> devices;
+  bool writer = true;
 
   int64_t micro_batch() const { return global_batch / grad_accum; }
   void validate() const;  // user errors naming the option

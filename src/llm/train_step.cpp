@@ -1,11 +1,48 @@
 #include "llm/train_step.h"
 
+#include <algorithm>
 #include <limits>
 
+#include "base/config.h"
 #include "base/error.h"
 #include "nn/init.h"
+#include "runtime/device.h"
+#include "tensor/multi.h"
 
 namespace lg::llm {
+
+namespace {
+
+// A copy of the model with its own weights on `device`, equal to `from`'s. The replica's own random
+// initialization draws from a saved and restored generator position, so the run's random stream is
+// that of a single-device run.
+std::unique_ptr<Llama> replica_of(const Llama& from, const std::string& device) {
+  RngPosition saved = Tensor::rng_position();
+  std::string home = config().device;
+  config().device = device;
+  std::unique_ptr<Llama> m;
+  try {
+    m = std::make_unique<Llama>(from.config());
+  } catch (...) {
+    config().device = home;
+    throw;
+  }
+  config().device = home;
+  Tensor::set_rng_position(saved);
+  nn::ParamList weights;
+  std::vector<Tensor> all;
+  for (const auto& [n, p] : from.params()) {
+    Tensor c = p.to(device).contiguous();
+    weights.add(n, c);
+    all.push_back(c);
+  }
+  Tensor::realize(all);
+  for (Tensor& c : all) c.requires_grad(true);
+  m->bind(weights);
+  return m;
+}
+
+}  // namespace
 
 TrainStep::TrainStep(Llama& model, TrainStepOptions options) : model_(model), o_(std::move(options)) {
   LG_USER_CHECK(o_.micro_batch > 0 && o_.seq_len > 0 && o_.grad_accum > 0,
@@ -15,30 +52,55 @@ TrainStep::TrainStep(Llama& model, TrainStepOptions options) : model_(model), o_
                 "train: compute dtype must be float32 or bfloat16, got ", name(o_.compute));
   LG_USER_CHECK(o_.seq_len <= model.config().max_seq_len, "train: sequence length ", o_.seq_len,
                 " exceeds the model's max_seq_len ", model.config().max_seq_len);
-  masters_ = model.params();
-  for (const auto& [n, p] : masters_)
-    LG_USER_CHECK(p.dtype() == dtypes::float32, "train: master weight \"", n, "\" is ", name(p.dtype()),
-                  "; master weights must be float32");
-  if (o_.optimizer == "adamw")
-    opt_ = std::make_unique<nn::AdamW>(masters_, o_.adamw);
-  else if (o_.optimizer == "sgd")
-    opt_ = std::make_unique<nn::SGD>(masters_, o_.sgd);
-  else
-    LG_USER_CHECK(o_.optimizer == "none", "train: unknown optimizer \"", o_.optimizer, "\"; use adamw, sgd or none");
-  if (opt_)  // "none": forward and backward only, no gradient buffers
-    for (const auto& [n, p] : masters_) grad_acc_.push_back(nn::init::zeros(p.shape(), dtypes::float32, p.device()));
-  if (o_.compute == dtypes::float32) {
-    compute_ = masters_;
-  } else {
-    std::vector<Tensor> copies;
-    for (const auto& [n, p] : masters_) {
-      Tensor c = p.cast(o_.compute).contiguous();
-      copies.push_back(c);
-      compute_.add(n, c);
+  LG_USER_CHECK(o_.optimizer == "adamw" || o_.optimizer == "sgd" || o_.optimizer == "none", "train: unknown optimizer \"",
+                o_.optimizer, "\"; use adamw, sgd or none");
+  std::string home = model.params().items().front().second.device();
+  std::vector<std::string> global;
+  for (const std::string& d : o_.devices) {
+    std::string c = canonical_device(d);
+    LG_USER_CHECK(std::find(global.begin(), global.end(), c) == global.end(), "train: device ", d, " is listed twice");
+    global.push_back(c);
+  }
+  if (global.empty()) global = {home};
+  int64_t n = static_cast<int64_t>(global.size());
+  LG_USER_CHECK(o_.micro_batch % n == 0, "train: a batch of ", o_.micro_batch, " sequences does not split over ", n,
+                " devices; use a multiple of ", n);
+  LG_USER_CHECK(n == 1 || o_.optimizer != "none",
+                "train: data-parallel training needs an optimizer (--optimizer adamw or sgd)");
+  LG_USER_CHECK(o_.bucket_bytes > 0, "train: the allreduce bucket size must be positive");
+  replicas_.resize(static_cast<size_t>(n));
+  for (int64_t g = 0; g < n; g++) {
+    Replica& r = replicas_[g];
+    r.device = global[g];
+    r.remote = get_device(r.device).remote_rank() >= 0;
+    r.rows_begin = g * (o_.micro_batch / n);
+    if (!r.remote) local_.push_back(static_cast<size_t>(g));
+  }
+  LG_USER_CHECK(!local_.empty(), "train: none of the devices belongs to this process");
+  LG_USER_CHECK(first().device == home, "train: the model lives on ", home, " but this process's first device is ",
+                first().device, "; create the model there");
+  first().model = &model;
+  for (size_t k = 1; k < local_.size(); k++) {
+    Replica& r = replicas_[local_[k]];
+    r.owned = replica_of(model, r.device);
+    r.model = r.owned.get();
+  }
+  for (size_t k : local_) init_replica(replicas_[k]);
+  for (Replica& r : replicas_)
+    if (r.remote) init_remote_replica(r);
+
+  if (parallel()) {  // buckets of consecutive parameters
+    const nn::ParamList& ps = first().masters;
+    int64_t bytes = 0;
+    for (size_t i = 0; i < ps.size(); i++) {
+      int64_t b = ps.items()[i].second.numel() * 4;
+      if (buckets_.empty() || (bytes > 0 && bytes + b > o_.bucket_bytes)) {
+        buckets_.emplace_back();
+        bytes = 0;
+      }
+      buckets_.back().push_back(i);
+      bytes += b;
     }
-    Tensor::realize(copies);
-    for (Tensor& c : copies) c.requires_grad(true);
-    model_.bind(compute_);
   }
   if (o_.jit) {
     micro_jit_ = std::make_unique<Jit>([this](const std::vector<Tensor>& in) { return micro_fn(in); });
@@ -47,89 +109,226 @@ TrainStep::TrainStep(Llama& model, TrainStepOptions options) : model_(model), o_
   }
 }
 
-// The model goes back to its float32 masters (bound to the compute copies while training).
+// Stand-ins of the first local replica's tensors on another process's device: no memory here; the
+// kernels that would write them run on that process.
+void TrainStep::init_remote_replica(Replica& r) {
+  const Replica& like = first();
+  for (const auto& [n, p] : like.masters) {
+    Tensor m = Tensor::empty(p.shape(), dtypes::float32, r.device);
+    m.requires_grad(true);
+    r.masters.add(n, m);
+    r.grad_acc.push_back(Tensor::empty(p.shape(), dtypes::float32, r.device));
+  }
+  if (o_.optimizer == "adamw")
+    r.opt = std::make_unique<nn::AdamW>(r.masters, o_.adamw);
+  else
+    r.opt = std::make_unique<nn::SGD>(r.masters, o_.sgd);
+  r.scalars = Tensor::empty({like.opt->upload_scalars().numel()}, dtypes::float32, r.device);
+  r.loss_acc = Tensor::empty({1}, dtypes::float32, r.device);
+  r.eval_loss = Tensor::empty({1}, dtypes::float32, r.device);
+  if (o_.compute == dtypes::float32) {
+    r.compute = r.masters;
+    return;
+  }
+  for (const auto& [n, p] : like.masters) r.compute.add(n, Tensor::empty(p.shape(), o_.compute, r.device));
+}
+
+void TrainStep::init_replica(Replica& r) {
+  r.masters = r.model->params();
+  for (const auto& [n, p] : r.masters)
+    LG_USER_CHECK(p.dtype() == dtypes::float32, "train: master weight \"", n, "\" is ", name(p.dtype()),
+                  "; master weights must be float32");
+  if (o_.optimizer == "adamw")
+    r.opt = std::make_unique<nn::AdamW>(r.masters, o_.adamw);
+  else if (o_.optimizer == "sgd")
+    r.opt = std::make_unique<nn::SGD>(r.masters, o_.sgd);
+  if (r.opt)  // "none": forward and backward only, no gradient buffers
+    for (const auto& [n, p] : r.masters) r.grad_acc.push_back(nn::init::zeros(p.shape(), dtypes::float32, r.device));
+  if (parallel()) r.loss_acc = nn::init::zeros({1}, dtypes::float32, r.device);
+  if (o_.compute == dtypes::float32) {
+    r.compute = r.masters;
+    return;
+  }
+  std::vector<Tensor> copies;
+  for (const auto& [n, p] : r.masters) {
+    Tensor c = p.cast(o_.compute).contiguous();
+    copies.push_back(c);
+    r.compute.add(n, c);
+  }
+  Tensor::realize(copies);
+  for (Tensor& c : copies) c.requires_grad(true);
+  r.model->bind(r.compute);
+}
+
+// The caller's model goes back to its float32 masters (bound to the compute copies while training).
 TrainStep::~TrainStep() {
-  if (o_.compute != dtypes::float32) model_.bind(masters_);
+  if (o_.compute != dtypes::float32) model_.bind(first().masters);
 }
 
 nn::Optimizer& TrainStep::optimizer() {
-  LG_USER_CHECK(opt_ != nullptr, "train: this step has no optimizer (--optimizer none): nothing to save or resume");
-  return *opt_;
+  LG_USER_CHECK(first().opt != nullptr, "train: this step has no optimizer (--optimizer none): nothing to save or resume");
+  return *first().opt;
 }
 
-Tensor TrainStep::upload(const int32_t* data) const {
-  int64_t n = o_.micro_batch * o_.seq_len;
-  std::string device = masters_.items().front().second.device();
-  return Tensor::from_bytes(data, static_cast<size_t>(n) * sizeof(int32_t), {o_.micro_batch, o_.seq_len},
-                            dtypes::int32, device);
+Tensor TrainStep::upload(const int32_t* data, const Replica& r) const {
+  int64_t n = rows() * o_.seq_len;
+  return Tensor::from_bytes(data + r.rows_begin * o_.seq_len, static_cast<size_t>(n) * sizeof(int32_t),
+                            {rows(), o_.seq_len}, dtypes::int32, r.device);
 }
 
-// in: tokens, labels. Forward and backward of this micro-batch's share of the step's mean loss;
-// gradients are added into grad_acc. Returns that share (a float32 scalar).
+std::vector<Tensor> TrainStep::inputs(const HostBatch& b) const {
+  std::vector<Tensor> in;
+  for (size_t k : local_) {
+    in.push_back(upload(b.tokens, replicas_[k]));
+    in.push_back(upload(b.labels, replicas_[k]));
+  }
+  return in;
+}
+
+std::vector<std::vector<Tensor>> TrainStep::sum_over_devices(const std::vector<std::vector<Tensor>>& xs) {
+  std::vector<Tensor> flat;
+  for (const std::vector<Tensor>& list : xs) {
+    std::vector<Tensor> parts;
+    for (const Tensor& x : list) parts.push_back(x.cast(dtypes::float32).reshape({x.numel()}));
+    flat.push_back(parts.size() == 1 ? parts[0] : Tensor::cat(parts));
+  }
+  std::vector<Tensor> sums = allreduce(flat);
+  std::vector<std::vector<Tensor>> out(xs.size());
+  for (size_t r = 0; r < xs.size(); r++) {
+    int64_t at = 0;
+    for (const Tensor& x : xs[r]) {
+      out[r].push_back(sums[r].slice(0, at, at + x.numel()).reshape(x.shape()));
+      at += x.numel();
+    }
+  }
+  return out;
+}
+
+// in: tokens and labels of each local replica. Forward and backward of each replica's rows' share
+// of the step's mean loss; gradients (and, data parallel, the loss) are added into the replica's
+// sums. Returns the first replica's share (a float32 scalar). Nothing crosses devices here.
 std::vector<Tensor> TrainStep::micro_fn(const std::vector<Tensor>& in) {
   double tokens_per_step = static_cast<double>(o_.micro_batch * o_.seq_len * o_.grad_accum);
-  Tensor loss = model_.loss_sum(in[0], in[1], o_.loss_chunk) * (1.0 / tokens_per_step);
-  loss.backward();
-  std::vector<Tensor> outs = {loss};
-  for (size_t i = 0; i < compute_.size(); i++) {
-    Tensor c = compute_.items()[i].second;
-    Tensor g = c.grad();
-    if (!g.defined()) continue;
-    outs.push_back(opt_ ? grad_acc_[i].assign(grad_acc_[i] + g.cast(dtypes::float32)) : g);
-    c.set_grad(Tensor());
-  }
-  Tensor::realize(outs);
-  return {loss};
-}
-
-// in: the optimizer's per-step scalars. Clip, AdamW, recast the compute copies, zero grad_acc.
-// Returns the gradient norm before clipping.
-std::vector<Tensor> TrainStep::update_fn(const std::vector<Tensor>& in) {
-  for (size_t i = 0; i < grad_acc_.size(); i++) Tensor(masters_.items()[i].second).set_grad(grad_acc_[i]);
-  double bound = o_.clip > 0 ? o_.clip : std::numeric_limits<double>::infinity();
-  Tensor norm = nn::clip_grad_norm(masters_, bound);
-  std::vector<Tensor> outs = opt_->build_step(in[0]);
-  outs.push_back(norm);
-  for (size_t i = 0; i < grad_acc_.size(); i++) {
-    Tensor master = masters_.items()[i].second;  // after build_step: the updated value
-    if (o_.compute != dtypes::float32) {
-      Tensor c = compute_.items()[i].second;
-      outs.push_back(c.assign(master.cast(o_.compute)));
+  std::vector<Tensor> outs, losses;
+  for (size_t k = 0; k < local_.size(); k++) {
+    Replica& r = replicas_[local_[k]];
+    Tensor loss = r.model->loss_sum(in[2 * k], in[2 * k + 1], o_.loss_chunk) * (1.0 / tokens_per_step);
+    loss.backward();
+    losses.push_back(loss);
+    outs.push_back(loss);
+    if (parallel()) outs.push_back(r.loss_acc.assign(r.loss_acc + loss.reshape({1})));
+    for (size_t i = 0; i < r.compute.size(); i++) {
+      Tensor c = r.compute.items()[i].second;
+      Tensor g = c.grad();
+      if (!g.defined()) continue;
+      outs.push_back(r.opt ? r.grad_acc[i].assign(r.grad_acc[i] + g.cast(dtypes::float32)) : g);
+      c.set_grad(Tensor());
     }
-    outs.push_back(grad_acc_[i].assign(Tensor::zeros(grad_acc_[i].shape(), dtypes::float32, master.device())));
-    master.set_grad(Tensor());
   }
   Tensor::realize(outs);
-  return {norm};
+  return {losses[0]};
 }
 
+// in: each local replica's optimizer scalars. Sums the gradients over all devices (data parallel),
+// then for every replica (stand-ins included, so every process builds the same graph): clip,
+// update, recast the compute copies, zero the sums. Returns the first local replica's gradient norm
+// before clipping and, data parallel, the step's loss over all devices.
+std::vector<Tensor> TrainStep::update_fn(const std::vector<Tensor>& in) {
+  size_t n = replicas_.size();
+  std::vector<std::vector<Tensor>> grads(n);
+  std::vector<Tensor> loss_total(n);
+  if (parallel()) {
+    for (auto& g : grads) g.resize(first().grad_acc.size());
+    for (const std::vector<size_t>& bucket : buckets_) {
+      std::vector<std::vector<Tensor>> xs(n);
+      for (size_t r = 0; r < n; r++)
+        for (size_t i : bucket) xs[r].push_back(replicas_[r].grad_acc[i]);
+      std::vector<std::vector<Tensor>> sums = sum_over_devices(xs);
+      for (size_t r = 0; r < n; r++)
+        for (size_t k = 0; k < bucket.size(); k++) grads[r][bucket[k]] = sums[r][k];
+    }
+    std::vector<std::vector<Tensor>> xs;
+    for (const Replica& r : replicas_) xs.push_back({r.loss_acc});
+    std::vector<std::vector<Tensor>> sums = sum_over_devices(xs);
+    for (size_t r = 0; r < n; r++) loss_total[r] = sums[r][0].reshape({});
+  } else {
+    grads[0] = replicas_[0].grad_acc;
+  }
+  std::vector<Tensor> outs, norms(n);
+  size_t next_input = 0;
+  for (size_t k = 0; k < n; k++) {
+    Replica& r = replicas_[k];
+    for (size_t i = 0; i < r.grad_acc.size(); i++) Tensor(r.masters.items()[i].second).set_grad(grads[k][i]);
+    double bound = o_.clip > 0 ? o_.clip : std::numeric_limits<double>::infinity();
+    norms[k] = nn::clip_grad_norm(r.masters, bound);
+    std::vector<Tensor> update = r.opt->build_step(r.remote ? r.scalars : in[next_input++]);
+    outs.insert(outs.end(), update.begin(), update.end());
+    outs.push_back(norms[k]);
+    for (size_t i = 0; i < r.grad_acc.size(); i++) {
+      Tensor master = r.masters.items()[i].second;  // after build_step: the updated value
+      if (o_.compute != dtypes::float32) {
+        Tensor c = r.compute.items()[i].second;
+        outs.push_back(c.assign(master.cast(o_.compute)));
+      }
+      outs.push_back(r.grad_acc[i].assign(Tensor::zeros(r.grad_acc[i].shape(), dtypes::float32, r.device)));
+      master.set_grad(Tensor());
+    }
+    if (parallel()) {
+      outs.push_back(loss_total[k]);
+      outs.push_back(r.loss_acc.assign(Tensor::zeros({1}, dtypes::float32, r.device)));
+    }
+  }
+  Tensor::realize(outs);
+  size_t f = local_[0];
+  if (parallel()) return {norms[f], loss_total[f]};
+  return {norms[f]};
+}
+
+// in: tokens and labels of each local replica. The batch's loss sum (over all devices, data
+// parallel). The local forward passes are realized first, so the allreduce's inputs are buffers on
+// every process alike (the same graph everywhere).
 std::vector<Tensor> TrainStep::eval_fn(const std::vector<Tensor>& in) {
-  Tensor loss = model_.loss_sum(in[0], in[1], o_.loss_chunk);
-  loss.realize();
-  return {loss};
+  std::vector<Tensor> local;
+  for (size_t k = 0; k < local_.size(); k++)
+    local.push_back(replicas_[local_[k]].model->loss_sum(in[2 * k], in[2 * k + 1], o_.loss_chunk).reshape({1}));
+  Tensor::realize(local);
+  if (!parallel()) return {local[0].reshape({})};
+  std::vector<std::vector<Tensor>> xs;
+  size_t next = 0;
+  for (const Replica& r : replicas_) xs.push_back({r.remote ? r.eval_loss : local[next++]});
+  std::vector<std::vector<Tensor>> sums = sum_over_devices(xs);
+  std::vector<Tensor> all;
+  for (const auto& v : sums) all.push_back(v[0]);
+  Tensor::realize(all);
+  return {all[local_[0]].reshape({})};
 }
 
 StepResult TrainStep::step(const std::vector<HostBatch>& micro, double lr) {
   LG_USER_CHECK(static_cast<int64_t>(micro.size()) == o_.grad_accum, "train: a step takes ", o_.grad_accum,
                 " micro-batches, got ", micro.size());
-  StepResult r;
+  StepResult res;
   for (const HostBatch& b : micro) {
-    std::vector<Tensor> in = {upload(b.tokens), upload(b.labels)};
+    std::vector<Tensor> in = inputs(b);
     std::vector<Tensor> out = micro_jit_ ? (*micro_jit_)(in) : micro_fn(in);
-    r.loss += out[0].to_doubles()[0];
+    if (!parallel()) res.loss += out[0].to_doubles()[0];
   }
-  if (!opt_) return r;  // forward and backward only
-  opt_->set_lr(lr);
-  int64_t before = opt_->steps();
-  std::vector<Tensor> in = {opt_->upload_scalars()};
+  if (!first().opt) return res;  // forward and backward only
+  std::vector<Tensor> in;
+  int64_t before = first().opt->steps();
+  for (Replica& r : replicas_) {
+    r.opt->set_lr(lr);
+    if (!r.remote) in.push_back(r.opt->upload_scalars());
+  }
   std::vector<Tensor> out = update_jit_ ? (*update_jit_)(in) : update_fn(in);
-  if (opt_->steps() == before) opt_->set_steps(before + 1);  // a replay does not run build_step
-  r.grad_norm = out[0].to_doubles()[0];
-  return r;
+  for (Replica& r : replicas_)
+    if (r.opt->steps() == before) r.opt->set_steps(before + 1);  // a replay does not run build_step
+  res.grad_norm = out[0].to_doubles()[0];
+  if (parallel()) res.loss = out[1].to_doubles()[0];
+  return res;
 }
 
 double TrainStep::eval_loss_sum(const HostBatch& b) {
-  std::vector<Tensor> in = {upload(b.tokens), upload(b.labels)};
+  std::vector<Tensor> in = inputs(b);
   std::vector<Tensor> out = eval_jit_ ? (*eval_jit_)(in) : eval_fn(in);
   return out[0].to_doubles()[0];
 }
@@ -142,22 +341,47 @@ size_t TrainStep::planned_bytes() const {
 }
 
 void TrainStep::reset_optimizer() {
-  if (!opt_) return;
   std::vector<Tensor> outs;
-  for (auto& [name, t] : opt_->state()) {
-    Tensor s = t;
-    outs.push_back(s.assign(Tensor::zeros(s.shape(), s.dtype(), s.device())));
+  for (Replica& r : replicas_) {
+    if (!r.opt) continue;
+    if (!r.remote)
+      for (auto& [name, t] : r.opt->state()) {
+        Tensor s = t;
+        outs.push_back(s.assign(Tensor::zeros(s.shape(), s.dtype(), s.device())));
+      }
+    r.opt->set_steps(0);
   }
   Tensor::realize(outs);
-  opt_->set_steps(0);
 }
 
 void TrainStep::refresh_compute() {
-  if (o_.compute == dtypes::float32) return;
   std::vector<Tensor> outs;
-  for (size_t i = 0; i < compute_.size(); i++) {
-    Tensor c = compute_.items()[i].second;
-    outs.push_back(c.assign(masters_.items()[i].second.cast(o_.compute)));
+  const Replica& from = first();
+  for (size_t k = 1; k < local_.size(); k++) {  // the first replica's masters and optimizer state, copied
+    Replica& r = replicas_[local_[k]];
+    for (size_t i = 0; i < r.masters.size(); i++) {
+      Tensor p = r.masters.items()[i].second;
+      outs.push_back(p.assign(from.masters.items()[i].second.to(r.device)));
+    }
+    if (r.opt) {
+      nn::ParamList src = from.opt->state(), dst = r.opt->state();
+      for (size_t i = 0; i < dst.size(); i++) {
+        Tensor s = dst.items()[i].second;
+        outs.push_back(s.assign(src.items()[i].second.to(r.device)));
+      }
+    }
+  }
+  for (Replica& r : replicas_)
+    if (r.opt) r.opt->set_steps(from.opt->steps());
+  Tensor::realize(outs);
+  outs.clear();
+  if (o_.compute == dtypes::float32) return;
+  for (size_t k : local_) {
+    Replica& r = replicas_[k];
+    for (size_t i = 0; i < r.compute.size(); i++) {
+      Tensor c = r.compute.items()[i].second;
+      outs.push_back(c.assign(r.masters.items()[i].second.cast(o_.compute)));
+    }
   }
   Tensor::realize(outs);
 }

@@ -14,6 +14,17 @@
 // where T = micro_batch * seq_len * grad_accum, so grad_acc ends as the gradient of the mean token
 // loss of the whole step. The per-step AdamW numbers enter the update as an input tensor, so both
 // captured steps replay with no scheduling (docs/jit.md); with jit off the same functions run eagerly.
+//
+// Data parallel (options.devices, docs/distributed.md): one replica of all of the above per device;
+// each device runs the rows [g*M/n, (g+1)*M/n) of every micro-batch of M rows (g its position in the
+// global device list of n devices). The update first sums grad_acc over all devices with one
+// allreduce per bucket of parameters (bucket_bytes of float32 gradients: a few large transfers, not
+// one per small tensor), once per step, not per micro-batch; every replica then clips and updates
+// identically (the reduced gradients are bitwise equal), so the replicas never drift apart.
+// Devices of other processes ("CPU:0@1") have stand-in replicas here: buffers of the same shapes
+// that hold no memory. Every process builds the update for every replica, so all processes schedule
+// the same graph and meet the allreduce's copies in the same order; each runs only its own
+// devices' kernels, and the copies between processes go through the transport (runtime/transport.h).
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -35,6 +46,10 @@ struct TrainStepOptions {
   double clip = 1.0;                 // global gradient norm bound (<= 0: no clipping)
   int64_t loss_chunk = 0;            // tokens per chunk of the head + loss (0: all at once)
   bool jit = true;
+  // Data parallel: the global device list (every process's devices, "NAME@rank" for other
+  // processes'; this process's first one must hold the model). Empty: the model's device alone.
+  std::vector<std::string> devices;
+  int64_t bucket_bytes = 32 << 20;  // gradient bytes per allreduce bucket
 };
 
 struct StepResult {
@@ -58,28 +73,57 @@ class TrainStep {
   // Sum of the token cross-entropies of one batch (micro_batch, seq_len), with no gradients.
   double eval_loss_sum(const HostBatch& batch);
 
-  nn::Optimizer& optimizer();  // a user error for optimizer "none"
-  const nn::ParamList& masters() const { return masters_; }
+  nn::Optimizer& optimizer();  // replica 0's; a user error for optimizer "none"
+  // This process's replica k's masters (0: the caller's model's).
+  const nn::ParamList& masters(size_t k = 0) const { return replicas_[local_.at(k)].masters; }
+  size_t replicas() const { return local_.size(); }  // this process's devices
   const TrainStepOptions& options() const { return o_; }
   // Bytes of the captured steps' planned intermediates (0 before capture).
   size_t planned_bytes() const;
-  // After masters or optimizer state were overwritten (checkpoint load): recast the compute copies.
+  // After replica 0's masters or optimizer state were overwritten (checkpoint load): copy them to
+  // the other replicas and recast the compute copies.
   void refresh_compute();
   // Zeroes the optimizer's state and step count (after warm-up steps at learning rate 0, which leave
   // the weights exactly as they were: the MLPerf driver compiles and captures before the clock).
   void reset_optimizer();
 
  private:
-  Tensor upload(const int32_t* data) const;
+  // One device's copy of the model, its float32 masters and compute copies, gradient and loss sums
+  // and optimizer. The first local replica holds the caller's model; a remote replica (another
+  // process's device) has no model and stand-in tensors.
+  struct Replica {
+    std::string device;
+    bool remote = false;
+    int64_t rows_begin = 0;  // its rows of every micro-batch
+    std::unique_ptr<Llama> owned;
+    Llama* model = nullptr;
+    nn::ParamList masters, compute;
+    std::vector<Tensor> grad_acc;
+    Tensor loss_acc;    // float32 (1): the step's loss share of its rows (data parallel only)
+    Tensor scalars;     // remote: stand-in of the optimizer's per-step scalars
+    Tensor eval_loss;   // remote: stand-in of an eval batch's loss share (1)
+    std::unique_ptr<nn::Optimizer> opt;
+  };
+  void init_replica(Replica& r);
+  void init_remote_replica(Replica& r);
+  bool parallel() const { return replicas_.size() > 1; }
+  int64_t rows() const { return o_.micro_batch / static_cast<int64_t>(replicas_.size()); }
+  Replica& first() { return replicas_[local_[0]]; }
+  const Replica& first() const { return replicas_[local_[0]]; }
+  Tensor upload(const int32_t* data, const Replica& r) const;
+  std::vector<Tensor> inputs(const HostBatch& b) const;
+  // Sums of xs[replica] over every replica (each a list of tensors, flattened into one float32
+  // allreduce), as each replica sees them, split back into the shapes of xs.
+  std::vector<std::vector<Tensor>> sum_over_devices(const std::vector<std::vector<Tensor>>& xs);
   std::vector<Tensor> micro_fn(const std::vector<Tensor>& in);
   std::vector<Tensor> update_fn(const std::vector<Tensor>& in);
   std::vector<Tensor> eval_fn(const std::vector<Tensor>& in);
 
   Llama& model_;
   TrainStepOptions o_;
-  nn::ParamList masters_, compute_;
-  std::vector<Tensor> grad_acc_;
-  std::unique_ptr<nn::Optimizer> opt_;
+  std::vector<Replica> replicas_;    // every device of the run, in global order
+  std::vector<size_t> local_;        // this process's replicas
+  std::vector<std::vector<size_t>> buckets_;  // parameter indices per allreduce bucket
   std::unique_ptr<Jit> micro_jit_, update_jit_, eval_jit_;
 };
 

@@ -102,9 +102,10 @@ json train(Llama& model, const TrainerOptions& o, const TrainEvent& report) {
 
   const int64_t tokens_per_step = o.step.micro_batch * o.step.seq_len * o.step.grad_accum;
   const double flops_per_token = model.config().train_flops_per_token(o.step.seq_len);
-  const double peak = o.peak_flops > 0 ? o.peak_flops
-                                       : default_peak_flops(model.params().items().front().second.device(),
-                                                            o.step.compute);
+  const double devices = static_cast<double>(std::max<size_t>(1, o.step.devices.size()));
+  const double peak = devices * (o.peak_flops > 0 ? o.peak_flops
+                                                  : default_peak_flops(model.params().items().front().second.device(),
+                                                                       o.step.compute));
   BatchIterator batches(train_data, o.step.micro_batch, data_position);
   std::vector<double> step_times;
   double first_loss = NAN, last_loss = NAN, eval_loss = NAN;
@@ -116,6 +117,7 @@ json train(Llama& model, const TrainerOptions& o, const TrainEvent& report) {
     p.step = s;
     p.data_position = static_cast<int64_t>(batches.position());
     p.rng = Tensor::rng_position();
+    if (!o.writer) return;
     std::string path = ckpt->save(ts.masters(), ts.optimizer(), p);
     report({{"event", "checkpoint"}, {"step", s}, {"path", path}});
   };

@@ -39,7 +39,10 @@ struct TrainerOptions {
   int64_t save_every = 0;
   int keep = 3;
   bool resume = false;  // continue from the newest checkpoint in checkpoint_dir, if there is one
-  double peak_flops = 0;  // MFU denominator; 0: default_peak_flops(device, compute dtype)
+  double peak_flops = 0;  // MFU denominator per device; 0: default_peak_flops(device, compute dtype)
+  // Data parallel across processes: only the writer (rank 0) saves checkpoints; every process
+  // reads them to resume.
+  bool writer = true;
 };
 
 using TrainEvent = std::function<void(const nlohmann::json&)>;

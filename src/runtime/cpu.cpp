@@ -64,6 +64,7 @@ class HostAllocator : public Allocator {
   }
   void copy_in(void* dst, const void* host, size_t bytes) override { std::memcpy(dst, host, bytes); }
   void copy_out(void* host, const void* src, size_t bytes) override { std::memcpy(host, src, bytes); }
+  bool host_memory() const override { return true; }
 
  private:
   std::mutex mu_;

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "runtime/cpu.h"
 #include "runtime/interp.h"
+#include "runtime/transport.h"
 
 namespace lg {
 
@@ -20,6 +21,53 @@ const Kind kKinds[] = {
     {"INTERP", make_interp_device, "reference interpreter of linear programs (scalar C++)"},
     {"CPU", make_cpu_device, "C kernels compiled by clang into shared objects, run on a thread pool"},
 };
+// Memory of another process: never allocated or touched here (kernels on it do not run; copies to
+// and from it go through the transport).
+class RemoteAllocator : public Allocator {
+ public:
+  explicit RemoteAllocator(std::string name) : name_(std::move(name)) {}
+  void* alloc(size_t) override { return nullptr; }
+  void free(void*, size_t) override {}
+  void copy_in(void*, const void*, size_t) override { fail(); }
+  void copy_out(void*, const void*, size_t) override { fail(); }
+
+ private:
+  [[noreturn]] void fail() const {
+    user_error("device ", name_, " belongs to another process of this distributed run: its values can be read only there");
+  }
+  std::string name_;
+};
+
+// A device of process `rank` as seen from this one.
+class RemoteDevice : public Device {
+ public:
+  RemoteDevice(std::string name, int rank) : name_(std::move(name)), rank_(rank), alloc_(name_) {}
+  const std::string& name() const override { return name_; }
+  int remote_rank() const override { return rank_; }
+  Allocator& allocator() override { return alloc_; }
+  const Renderer* renderer() const override { return nullptr; }
+  const Compiler* compiler() const override { return nullptr; }
+  std::unique_ptr<Program> load(const LinearProgram&, const std::string&, const std::vector<uint8_t>&) override {
+    internal_error(__FILE__, __LINE__, str("a kernel of ", name_, " was loaded in process ", process_rank()));
+  }
+
+ private:
+  std::string name_;
+  int rank_;
+  RemoteAllocator alloc_;
+};
+
+// "NAME@r" -> r (-1 without '@'); a malformed rank is a user error.
+int rank_suffix(const std::string& name, std::string* base) {
+  size_t at = name.find('@');
+  *base = name.substr(0, at);
+  if (at == std::string::npos) return -1;
+  std::string r = name.substr(at + 1);
+  LG_USER_CHECK(!r.empty() && r.size() < 6 && r.find_first_not_of("0123456789") == std::string::npos, "device \"",
+                name, "\": the process rank after '@' must be a number, e.g. CPU:1@0");
+  return std::stoi(r);
+}
+
 }  // namespace
 
 std::vector<std::string> device_kinds() {
@@ -29,8 +77,11 @@ std::vector<std::string> device_kinds() {
 }
 
 std::string canonical_device(const std::string& name) {
-  if (name.size() > 2 && name.compare(name.size() - 2, 2, ":0") == 0) return name.substr(0, name.size() - 2);
-  return name;
+  std::string base;
+  int rank = rank_suffix(name, &base);
+  if (base.size() > 2 && base.compare(base.size() - 2, 2, ":0") == 0) base = base.substr(0, base.size() - 2);
+  if (rank < 0 || rank == process_rank()) return base;
+  return base + "@" + std::to_string(rank);
 }
 
 Device& get_device(const std::string& requested) {
@@ -39,6 +90,15 @@ Device& get_device(const std::string& requested) {
   std::string name = canonical_device(requested);
   std::lock_guard lock(mu);
   if (auto it = devices.find(name); it != devices.end()) return *it->second;
+  std::string base;
+  if (int rank = rank_suffix(name, &base); rank >= 0) {
+    Transport* t = transport();
+    LG_USER_CHECK(t && rank < t->size(), "device \"", requested, "\" names process ", rank, " but this run has ",
+                  t ? t->size() : 1, " process(es) (start it under mpirun with that many)");
+    auto& slot = devices[name];
+    slot = std::make_unique<RemoteDevice>(name, rank);
+    return *slot;
+  }
   std::string kind = name.substr(0, name.find(':'));
   if (size_t colon = name.find(':'); colon != std::string::npos) {
     std::string idx = name.substr(colon + 1);

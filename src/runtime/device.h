@@ -26,6 +26,8 @@ class Allocator {
   virtual void free(void* p, size_t bytes) = 0;
   virtual void copy_in(void* dst, const void* host, size_t bytes) = 0;
   virtual void copy_out(void* host, const void* src, size_t bytes) = 0;
+  // True when pointers from alloc() are host memory (copies between two such devices are memcpy).
+  virtual bool host_memory() const { return false; }
 };
 
 class Compiler {
@@ -53,6 +55,9 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual const std::string& name() const = 0;
+  // The process that owns the device: -1 for this one; r for "NAME@r", a device of process r of a
+  // distributed run (runtime/transport.h). Kernels of another process's device do not run here.
+  virtual int remote_rank() const { return -1; }
   virtual Allocator& allocator() = 0;
   virtual const Renderer* renderer() const = 0;  // null: the device runs LinearPrograms itself
   virtual const Compiler* compiler() const = 0;  // null when there is no renderer
@@ -69,7 +74,8 @@ class Device {
 };
 
 // The device named "NAME" or "NAME:i" ("X:0" is "X"); created on first use. Unknown names are user
-// errors listing the devices there are.
+// errors listing the devices there are. "NAME@r" is that device of process r of a distributed run:
+// this process's own device when r is its rank, else a stand-in that holds no memory.
 Device& get_device(const std::string& name);
 // Canonical spelling of a device name ("INTERP:0" -> "INTERP").
 std::string canonical_device(const std::string& name);

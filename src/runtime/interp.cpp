@@ -21,6 +21,7 @@ class HostAllocator : public Allocator {
   void free(void* p, size_t) override { std::free(p); }
   void copy_in(void* dst, const void* host, size_t bytes) override { std::memcpy(dst, host, bytes); }
   void copy_out(void* host, const void* src, size_t bytes) override { std::memcpy(host, src, bytes); }
+  bool host_memory() const override { return true; }
 };
 
 // One instruction of the interpreter's compiled form of a LinearProgram. Registers are numbered by

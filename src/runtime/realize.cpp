@@ -12,6 +12,7 @@
 #include "runtime/capture.h"
 #include "runtime/device.h"
 #include "runtime/program_build.h"
+#include "runtime/transfer.h"
 #include "schedule/schedule.h"
 
 namespace lg {
@@ -43,18 +44,26 @@ std::shared_ptr<Program> program_for(Device& dev, const ScheduleItem& item) {
   return p;
 }
 
+// The memory of buffer b (null on another process's device, which holds none here).
+void* memory_of(const Node& b, Device& dev) { return dev.remote_rank() >= 0 ? nullptr : buffer_memory(b).ptr; }
+
 void run_copy(const ScheduleItem& item) {
   const Node& dst = *item.buffers[0];
   const Node& src = *item.buffers[1];
-  size_t bytes = static_cast<size_t>(dst.get_arg<BufferArg>().size) * itemsize(dst.dtype);
-  std::vector<uint8_t> host(bytes);
-  buffer_copy_out(src, host.data(), bytes);
-  buffer_copy_in(dst, host.data(), bytes);
+  size_t elem = itemsize(dst.dtype);
+  size_t bytes = static_cast<size_t>(dst.get_arg<BufferArg>().size) * elem;
+  Device& dst_dev = get_device(dst.device_name());
+  Device& src_dev = get_device(src.device_name());
+  char* from = static_cast<char*>(memory_of(src, src_dev));
+  if (from) from += static_cast<size_t>(item.src_offset) * elem;
+  transfer(dst_dev, memory_of(dst, dst_dev), src_dev, from, bytes);
   if (CaptureSession* c = CaptureSession::active()) c->record(item, nullptr);
 }
 
+// Kernels of another process's devices run there, not here (runtime/transport.h).
 void run_kernel(const ScheduleItem& item) {
   Device& dev = get_device(item.buffers[0]->device_name());
+  if (dev.remote_rank() >= 0) return;
   std::shared_ptr<Program> p = program_for(dev, item);
   if (CaptureSession* c = CaptureSession::active()) c->record(item, p);
   KernelArgs args;
@@ -82,6 +91,7 @@ std::vector<NodeRef> realize(const NodeRef& sink) {
                    item.name.c_str(), us);
     }
   }
+  finish_transfers();
   return s.outputs;
 }
 

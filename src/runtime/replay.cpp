@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/transfer.h"
 
 namespace lg {
 
@@ -39,7 +40,7 @@ std::vector<BufferLifetime> ReplayPlan::classify(const Capture& capture, const s
   std::vector<BufferLifetime> life;
   for (size_t s = 0; s < capture.items.size(); s++) {
     const CapturedItem& c = capture.items[s];
-    Step step{c.item.kind, c.item.name, c.program, {}};
+    Step step{c.item.kind, c.item.name, c.program, {}, c.item.src_offset};
     for (size_t k = 0; k < c.item.buffers.size(); k++) {
       const NodeRef& b = c.item.buffers[k];
       uint64_t uid = b->get_arg<BufferArg>().uid;
@@ -53,6 +54,9 @@ std::vector<BufferLifetime> ReplayPlan::classify(const Capture& capture, const s
         if (auto in = input_of.find(uid); in != input_of.end()) {
           slot.kind = SlotKind::Input;
           slot.input = in->second;
+        } else if (get_device(slot.device).remote_rank() >= 0) {
+          slot.kind = SlotKind::Kept;
+          slot.kept = b;
         } else if (output_uids.count(uid) || uid < capture.first_new_uid || !written_first) {
           slot.kind = SlotKind::Kept;
           slot.kept = b;
@@ -66,6 +70,9 @@ std::vector<BufferLifetime> ReplayPlan::classify(const Capture& capture, const s
     }
     steps_.push_back(std::move(step));
   }
+  for (const Step& step : steps_)  // a send reads its source until the end of the run
+    if (step.kind == ScheduleItem::Kind::Copy && get_device(slots_[step.slots[0]].device).remote_rank() >= 0)
+      life[step.slots[1]].last = steps_.size() - 1;
   return life;
 }
 
@@ -113,15 +120,17 @@ void ReplayPlan::run(const std::vector<NodeRef>& inputs) const {
                    i, steps_[i].name.c_str(), us);
     }
   }
+  finish_transfers();
 }
 
 void ReplayPlan::run_step(const Step& step, const std::vector<void*>& ptrs) const {
   if (step.kind == ScheduleItem::Kind::Copy) {
     const Slot& dst = slots_[step.slots[0]];
     const Slot& src = slots_[step.slots[1]];
-    std::vector<uint8_t> host(dst.bytes);
-    get_device(src.device).allocator().copy_out(host.data(), ptrs[step.slots[1]], src.bytes);
-    get_device(dst.device).allocator().copy_in(ptrs[step.slots[0]], host.data(), dst.bytes);
+    char* from = static_cast<char*>(ptrs[step.slots[1]]);  // null on another process's device
+    size_t elem = src.size > 0 ? src.bytes / static_cast<size_t>(src.size) : 0;
+    if (from) from += static_cast<size_t>(step.src_offset) * elem;
+    transfer(get_device(dst.device), ptrs[step.slots[0]], get_device(src.device), from, dst.bytes);
     return;
   }
   KernelArgs args;

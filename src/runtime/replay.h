@@ -5,9 +5,11 @@
 // Every buffer the recorded items use is exactly one of:
 //   input    rebound on every run, by input position
 //   kept     the captured BUFFER itself, held by the plan: outputs, buffers older than the capture
-//            (parameters), and buffers no recorded item wrote before reading (uploaded constants)
+//            (parameters), buffers no recorded item wrote before reading (uploaded constants), and
+//            buffers of other processes' devices (no memory here)
 //   planned  an intermediate: made during the capture, first written by a recorded item, neither
-//            input nor kept. Planned buffers live at planned offsets in one arena per device
+//            input nor kept. A planned buffer sent to another process lives to the end of the run
+//            (the send completes only then). Planned buffers live at planned offsets in one arena per device
 //            (memory_plan.h); their captured memory is not used (the plan does not hold them).
 // Invariant: a planned buffer is fully written before it is read within one run, so its contents
 // need not survive between runs (or between buffers sharing its memory).
@@ -61,6 +63,7 @@ class ReplayPlan {
     std::string name;
     std::shared_ptr<Program> program;  // null for copies
     std::vector<size_t> slots;         // by the item's buffer position
+    int64_t src_offset = 0;            // copies: first source element
   };
   struct Arena {
     Device* device;

@@ -115,8 +115,10 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
     if (node->op == Op::SINK) continue;
     if (node->op == Op::CONTIGUOUS || node->op == Op::COPY || node->op == Op::ASSIGN || node->op == Op::SCATTER_ADD)
       realize[k] = true;
-    if (node->op == Op::COPY && !is_contiguous_buffer_view(node->src[0].get()))
-      realize[um.index_of(node->src[0].get())] = true;
+    if (node->op == Op::COPY) {  // the copy reads a run of its base's buffer
+      const Node* base = element_range(node->src[0].get()).base;
+      if (base->op != Op::BUFFER) realize[um.index_of(base)] = true;
+    }
     int p = 0, t = kNone;
     bool c = false, rows = true;
     for (int u : um.users[k]) {

@@ -11,6 +11,7 @@
 #include "ir/graph.h"
 #include "rewrite/rewrite.h"
 #include "rewrite/rules/movement.h"
+#include "schedule/allreduce.h"
 #include "schedule/fusion.h"
 #include "schedule/kernelize.h"
 #include "schedule/split_reduce.h"
@@ -100,7 +101,8 @@ size_t schedules_created() { return schedules_made.load(); }
 Schedule create_schedule(const NodeRef& sink) {
   LG_CHECK(sink->op == Op::SINK, "create_schedule of ", op_name(sink->op));
   schedules_made.fetch_add(1);
-  NodeRef g = rewrite(sink, pm_movement_cleanup(), {.name = "tensor cleanup"});
+  NodeRef g = rewrite(sink, pm_allreduce(), {.name = "lower allreduce"});
+  g = rewrite(g, pm_movement_cleanup(), {.name = "tensor cleanup"});
   // Before fusion: the first stage of a split reduction is a realize point (CONTIGUOUS).
   g = rewrite(g, pm_split_reduce(), {.name = "split large reductions"});
   g = rewrite(g, pm_movement_cleanup(), {.name = "tensor cleanup after split"});
@@ -124,12 +126,16 @@ Schedule create_schedule(const NodeRef& sink) {
     p.point = n;
     if (n->op == Op::COPY) {
       const Node* s = n->src[0].get();
-      NodeRef src_buf = buf_of.count(s) ? buf_of[s] : NodeRef::share(view_base(s));
+      if (n->numel() == 0) continue;
+      ElementRange range = buf_of.count(s) ? ElementRange{s, 0} : element_range(s);
+      const Node* base = range.base;
+      NodeRef src_buf = base->op == Op::BUFFER ? NodeRef::share(base) : buf_of.at(base);
       p.item = {ScheduleItem::Kind::Copy,
                 {},
                 {buf_of[n], src_buf},
-                str("copy ", s->device_name(), " -> ", n->device_name())};
-      p.reads = {buf_of.count(s) ? s : src_buf.get()};
+                str("copy ", s->device_name(), " -> ", n->device_name()),
+                range.offset};
+      p.reads = {base->op == Op::BUFFER ? src_buf.get() : base};
     } else if (n->op == Op::SCATTER_ADD) {
       if (n->src[2]->numel() == 0) continue;  // nothing to add
       KernelizeResult k = kernelize_scatter(point, buf_of[n], buf_of);
@@ -178,6 +184,7 @@ std::string describe(const Schedule& s) {
     out += str("  ", i, " ", it.kind == ScheduleItem::Kind::Kernel ? "kernel " : "copy   ", it.name, "  out ",
                buf_desc(it.buffers[0]), " on ", it.buffers[0]->device_name(), "  in");
     for (size_t j = 1; j < it.buffers.size(); j++) out += " " + buf_desc(it.buffers[j]);
+    if (it.src_offset) out += str(" from element ", it.src_offset);
     out += "\n";
   }
   return out;

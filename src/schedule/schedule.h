@@ -2,6 +2,7 @@
 // The scheduler: turns a tensor-stage graph into an ordered list of kernels and copies over buffers.
 //
 //   create_schedule(SINK(t1, t2, ...)):
+//     0. "lower allreduce": ALLREDUCE nodes become copies and add kernels (allreduce.h)
 //     1. "tensor cleanup" rewrite: merge and drop no-op movement ops, drop CONTIGUOUS of a buffer
 //     2. find realize points (fusion decides kernel boundaries; see fusion.h)
 //     3. give every realize point a buffer; "kernelize" each one: movement ops become index
@@ -24,6 +25,8 @@ struct ScheduleItem {
   // BUFFER nodes by slot; [0] is written. Copy: [0] destination, [1] source.
   std::vector<NodeRef> buffers;
   std::string name;  // "E_4_8" (elementwise) or "r_4__8" (reduce): output axes, then reduced axes
+  // Copy: the destination's whole size in elements, read from element src_offset of the source.
+  int64_t src_offset = 0;
 };
 
 struct Schedule {

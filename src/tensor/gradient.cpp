@@ -151,6 +151,13 @@ Grads gather_grad(const Match& m, const Tensor&, const Tensor& g) {
 Grads copy_grad(const Match& m, const Tensor&, const Tensor& g) {
   return {g.to(src_of(m, 0).device()), Tensor()};
 }
+// ALLREDUCE(DEVICE, x_0..x_{n-1}): the result is the sum, so each x_j gets g (on x_j's device);
+// the other devices' results add theirs when the walk reaches them.
+Grads allreduce_grad(const Match& m, const Tensor&, const Tensor& g) {
+  Grads out{Tensor()};
+  for (size_t j = 1; j < m.root()->src.size(); j++) out.push_back(g.to(src_of(m, j).device()));
+  return out;
+}
 // Piecewise-constant and integer ops, DETACH, and the leaves (BUFFER, CONST and IOTA have only a
 // DEVICE source): no gradient to any source.
 Grads none_grad(const Match& m, const Tensor&, const Tensor&) { return Grads(m.root()->src.size()); }
@@ -179,6 +186,7 @@ PatternMatcher make_pm_gradient() {
       grad_rule("reduce_axis", Pat::op(Op::REDUCE_AXIS), reduce_grad),
       grad_rule("contiguous", Pat::op(Op::CONTIGUOUS), identity_grad),
       grad_rule("copy", Pat::op(Op::COPY), copy_grad),
+      grad_rule("allreduce", Pat::op(Op::ALLREDUCE), allreduce_grad),
       grad_rule("gather", Pat::op(Op::GATHER), gather_grad),
       grad_rule("not differentiable", Pat::ops(none), none_grad),
   });

@@ -9,6 +9,15 @@ bool is_contiguous_buffer_view(const Node* n) {
   return n->op == Op::BUFFER;
 }
 
+ElementRange element_range(const Node* n) {
+  const Node* x = n->op == Op::RESHAPE ? n->src[0].get() : n;
+  if (x->op != Op::SHRINK) return {x, 0};  // a reshape keeps the row-major order
+  const Node* v = x->src[0].get();
+  if (v->shape.size() != 1) return {n, 0};
+  if (v->op == Op::RESHAPE) v = v->src[0].get();  // a 1-D view of a value is its row-major order
+  return {v, x->get_arg<Pairs>()[0].first};
+}
+
 static bool is_identity_perm(const Shape& p) {
   for (size_t i = 0; i < p.size(); i++)
     if (p[i] != static_cast<int64_t>(i)) return false;
