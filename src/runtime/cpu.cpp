@@ -24,6 +24,19 @@ namespace {
 
 std::atomic<size_t> compiles{0};
 
+// Freed large mappings by size, shared by the CPU devices of the process. Never destroyed:
+// buffers are freed when their nodes die, which may be during static destruction, after the
+// devices.
+struct MappingCache {
+  std::mutex mu;
+  std::unordered_multimap<size_t, void*> mappings;
+  size_t bytes = 0;
+};
+MappingCache& mapping_cache() {
+  static MappingCache* c = new MappingCache();
+  return *c;
+}
+
 // Small buffers: 64-byte aligned heap memory, zeroed. Large ones (kMapThreshold and up): anonymous
 // mappings, from 4 MiB on advised as transparent huge pages. A freed large mapping is kept for the
 // next allocation of exactly its size (up to kCacheFraction of physical memory in all), which gets
@@ -36,8 +49,6 @@ class HostAllocator : public Allocator {
   static constexpr size_t kMapThreshold = size_t{1} << 20;
   static constexpr size_t kHugeThreshold = size_t{4} << 20;
   static constexpr size_t kCacheFraction = 8;  // cache at most 1/8 of physical memory
-
-  ~HostAllocator() override { release_cached(); }
 
   void* alloc(size_t bytes) override {
     if (bytes < kMapThreshold) return alloc_small(bytes);
@@ -52,11 +63,12 @@ class HostAllocator : public Allocator {
   }
   void free(void* p, size_t bytes) override {
     if (bytes < kMapThreshold) return std::free(p);
+    MappingCache& c = mapping_cache();
     {
-      std::lock_guard lock(mu_);
-      if (cached_bytes_ + bytes <= cache_limit()) {
-        cached_.emplace(bytes, p);
-        cached_bytes_ += bytes;
+      std::lock_guard lock(c.mu);
+      if (c.bytes + bytes <= cache_limit()) {
+        c.mappings.emplace(bytes, p);
+        c.bytes += bytes;
         return;
       }
     }
@@ -67,10 +79,6 @@ class HostAllocator : public Allocator {
   bool host_memory() const override { return true; }
 
  private:
-  std::mutex mu_;
-  std::unordered_multimap<size_t, void*> cached_;  // freed mappings by size
-  size_t cached_bytes_ = 0;
-
   static size_t cache_limit() {
     static const size_t limit = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE)) / kCacheFraction;
     return limit;
@@ -88,20 +96,22 @@ class HostAllocator : public Allocator {
     if (p != MAP_FAILED && bytes >= kHugeThreshold) madvise(p, bytes, MADV_HUGEPAGE);
     return p;
   }
-  void* take_cached(size_t bytes) {
-    std::lock_guard lock(mu_);
-    auto it = cached_.find(bytes);
-    if (it == cached_.end()) return nullptr;
+  static void* take_cached(size_t bytes) {
+    MappingCache& c = mapping_cache();
+    std::lock_guard lock(c.mu);
+    auto it = c.mappings.find(bytes);
+    if (it == c.mappings.end()) return nullptr;
     void* p = it->second;
-    cached_.erase(it);
-    cached_bytes_ -= bytes;
+    c.mappings.erase(it);
+    c.bytes -= bytes;
     return p;
   }
-  void release_cached() {
-    std::lock_guard lock(mu_);
-    for (auto& [bytes, p] : cached_) munmap(p, bytes);
-    cached_.clear();
-    cached_bytes_ = 0;
+  static void release_cached() {
+    MappingCache& c = mapping_cache();
+    std::lock_guard lock(c.mu);
+    for (auto& [bytes, p] : c.mappings) munmap(p, bytes);
+    c.mappings.clear();
+    c.bytes = 0;
   }
 };
 
