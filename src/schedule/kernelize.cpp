@@ -7,6 +7,7 @@
 #include "ir/build.h"
 #include "ir/graph.h"
 #include "rewrite/rewrite.h"
+#include "rewrite/rules/movement.h"
 
 namespace lg {
 namespace {
@@ -17,6 +18,7 @@ struct Ctx {
   std::vector<NodeRef> buffers;
   int64_t next_range = 0;
   std::vector<const Node*> reads;
+  std::vector<KernelizeResult::Span> spans;
   // One REDUCE per reduction and index: a row reduction read along several paths of a row kernel
   // (a softmax's max) is computed once. The rewrite's memo misses it when it is reached as the
   // result of a movement op's rule. Keys are held (first).
@@ -24,6 +26,15 @@ struct Ctx {
 
   void note_read(const Node* n) {
     if (std::find(reads.begin(), reads.end(), n) == reads.end()) reads.push_back(n);
+  }
+  // A load of buf at element `at` (its bounds bound the elements touched).
+  void note_span(const NodeRef& buf, const NodeRef& at) {
+    for (KernelizeResult::Span& s : spans)
+      if (s.buffer == buf.get()) {
+        s.lo = std::min(s.lo, at->vmin), s.hi = std::max(s.hi, at->vmax);
+        return;
+      }
+    spans.push_back({buf.get(), at->vmin, at->vmax});
   }
 
   // The DEFINE_GLOBAL for a buffer, giving it the next slot on first use.
@@ -50,6 +61,8 @@ NodeRef flat_index(const std::vector<NodeRef>& idx, const Shape& s) {
   return f;
 }
 
+NodeRef shifted(const NodeRef& i, int64_t offset) { return offset == 0 ? i : i + offset; }
+
 NodeRef at(const NodeRef& x, const NodeRef& gate, const std::vector<NodeRef>& idx) {
   std::vector<NodeRef> src{x, gate};
   src.insert(src.end(), idx.begin(), idx.end());
@@ -59,6 +72,7 @@ NodeRef at(const NodeRef& x, const NodeRef& gate, const std::vector<NodeRef>& id
 std::vector<NodeRef> index_of_at(const Node& a) { return {a.src.begin() + 2, a.src.end()}; }
 
 NodeRef load(Ctx& ctx, const NodeRef& buf, const NodeRef& offset, const NodeRef& gate) {
+  ctx.note_span(buf, offset);
   std::vector<NodeRef> src{ctx.global(buf), offset};
   if (!gate->is_const_value(1)) src.push_back(gate);
   NodeRef index = make(Op::INDEX, buf->dtype.as_ptr(), std::move(src));
@@ -145,6 +159,10 @@ NodeRef push_at(Ctx& ctx, const NodeRef& a) {
   if (x.get() != ctx.point) {
     if (auto it = ctx.realized->find(x.get()); it != ctx.realized->end()) {
       ctx.note_read(x.get());
+      if (it->second->op != Op::BUFFER) {  // an ASSIGN into a run of a buffer: its new values there
+        ElementRange r = element_range(it->second.get());
+        return load(ctx, NodeRef::share(r.base), shifted(flat_index(idx, x->shape), r.offset), gate);
+      }
       return load(ctx, it->second, flat_index(idx, x->shape), gate);
     }
   }
@@ -210,25 +228,25 @@ std::string kernel_name(const Node& point, const NodeRef& ast) {
 }  // namespace
 
 KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
-                          const std::unordered_map<const Node*, NodeRef>& realized) {
-  Ctx ctx{point.get(), &realized, {}, 0, {}, {}};
+                          const std::unordered_map<const Node*, NodeRef>& realized, int64_t out_offset) {
+  Ctx ctx{point.get(), &realized, {}, 0, {}, {}, {}};
   NodeRef out_global = ctx.global(out);
   std::vector<NodeRef> idx;
   for (int64_t d : point->shape)
     idx.push_back(d == 1 ? index_const(0) : range(d, ctx.next_range++, AxisType::LOOP));
   NodeRef value = at(point, bool_const(true), idx);
   NodeRef store = make(Op::STORE, dtypes::void_,
-                       {make(Op::INDEX, out->dtype.as_ptr(), {out_global, flat_index(idx, point->shape)}),
+                       {make(Op::INDEX, out->dtype.as_ptr(), {out_global, shifted(flat_index(idx, point->shape), out_offset)}),
                         cast(value, out->dtype)});
   NodeRef ast = make(Op::SINK, dtypes::void_, {store});
   ast = rewrite(ast, pm_kernelize(), {.name = "kernelize", .top_down = true}, std::any(&ctx));
   verify_stage(ast, kernel_spec(), "after kernelize");
-  return {ast, ctx.buffers, kernel_name(*point, ast), ctx.reads};
+  return {ast, ctx.buffers, kernel_name(*point, ast), ctx.reads, ctx.spans};
 }
 
 KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
-                                  const std::unordered_map<const Node*, NodeRef>& realized) {
-  Ctx ctx{point.get(), &realized, {}, 0, {}, {}};
+                                  const std::unordered_map<const Node*, NodeRef>& realized, int64_t out_offset) {
+  Ctx ctx{point.get(), &realized, {}, 0, {}, {}, {}};
   NodeRef out_global = ctx.global(out);
   const NodeRef& index = point->src[1];
   const NodeRef& values = point->src[2];
@@ -246,7 +264,7 @@ KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
   NodeRef valid = logical_and(ge(pos, 0), lt(pos, target[axis]));
   std::vector<NodeRef> dst = idx;
   dst[axis] = pos;
-  NodeRef addr = make(Op::INDEX, out->dtype.as_ptr(), {out_global, flat_index(dst, target), valid});
+  NodeRef addr = make(Op::INDEX, out->dtype.as_ptr(), {out_global, shifted(flat_index(dst, target), out_offset), valid});
   NodeRef old = make(Op::LOAD, out->dtype, {addr});
   NodeRef sum = old + cast(at(values, bool_const(true), idx), out->dtype);
   NodeRef ast = make(Op::SINK, dtypes::void_, {make(Op::STORE, dtypes::void_, {addr, sum})});
@@ -254,7 +272,7 @@ KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
   verify_stage(ast, kernel_spec(), "after kernelize");
   std::string name = "S";
   for (int64_t d : values->shape) name += "_" + std::to_string(d);
-  return {ast, ctx.buffers, name, ctx.reads};
+  return {ast, ctx.buffers, name, ctx.reads, ctx.spans};
 }
 
 }  // namespace lg

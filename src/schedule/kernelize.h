@@ -20,18 +20,26 @@ struct KernelizeResult {
   // What the kernel loads: realize points (by their tensor-stage node) and BUFFER leaves. Reading an
   // ASSIGN node means the new value of its buffer; reading the BUFFER itself means the old one.
   std::vector<const Node*> reads;
+  // The elements of each loaded BUFFER the kernel may touch (inclusive, from the index bounds): an
+  // ASSIGN into one part of a buffer need not wait for readers of another part.
+  struct Span {
+    const Node* buffer;
+    int64_t lo, hi;
+  };
+  std::vector<Span> spans;
 };
 
-// point: the realize point; out: its buffer; realized: every realize point's buffer (other points
-// are loaded from there).
+// point: the realize point; out: its buffer, written from element out_offset on (an ASSIGN into a
+// range of a buffer); realized: how every other realize point is read: its buffer, or a contiguous
+// range view of one (an ASSIGN into a range).
 // A SCATTER_ADD point: one kernel over the values' positions, the scattered axis a SERIAL loop
 // innermost (duplicate indices add in order), each position adding its value into out at the
 // loaded index: out[..., index[j], ...] += values[j] (skipped when the index is out of range).
 KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
-                                  const std::unordered_map<const Node*, NodeRef>& realized);
+                                  const std::unordered_map<const Node*, NodeRef>& realized, int64_t out_offset = 0);
 
 KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
-                          const std::unordered_map<const Node*, NodeRef>& realized);
+                          const std::unordered_map<const Node*, NodeRef>& realized, int64_t out_offset = 0);
 
 // The tensor stage: what the front end builds and the scheduler accepts.
 const Spec& tensor_spec();

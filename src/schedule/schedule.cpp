@@ -33,24 +33,38 @@ struct Planned {
   ScheduleItem item;
   const Node* point;
   std::vector<const Node*> reads;  // BUFFER nodes and realize points the item reads
+  std::vector<KernelizeResult::Span> spans;  // elements of BUFFERs it may read (none listed: all)
+  int64_t offset = 0;                        // first element it writes in its buffer
 };
 
+// Where an ASSIGN or SCATTER_ADD writes: a contiguous range of an existing buffer.
+ElementRange written_range(const Node* n) {
+  const Node* t = n->src[0].get();
+  if (n->op == Op::SCATTER_ADD && t->op == Op::ASSIGN) return written_range(t);
+  ElementRange r = element_range(t);
+  LG_CHECK(r.base->op == Op::BUFFER, op_name(n->op), " target is not a contiguous range of a buffer");
+  return r;
+}
+
 NodeRef buffer_for(const Node* n) {
-  if (n->op == Op::SCATTER_ADD) {  // adds into its target's buffer
-    const Node* t = n->src[0].get();
-    if (t->op == Op::ASSIGN) return buffer_for(t);
-    const Node* b = view_base(t);
-    LG_CHECK(b && is_contiguous_buffer_view(t), "SCATTER_ADD target is not a contiguous buffer");
-    return NodeRef::share(b);
-  }
-  if (n->op == Op::ASSIGN) {
-    const Node* b = view_base(n->src[0].get());
-    LG_CHECK(b && is_contiguous_buffer_view(n->src[0].get()), "ASSIGN target is not a contiguous buffer");
-    return NodeRef::share(b);
-  }
+  if (n->op == Op::SCATTER_ADD || n->op == Op::ASSIGN) return NodeRef::share(written_range(n).base);
   LG_USER_CHECK(n->device != nullptr, "cannot realize a value that lives on no device (", op_name(n->op),
                 ")");
   return new_buffer(NodeRef::share(n->device), n->dtype, n->numel());
+}
+
+// The view an ASSIGN or SCATTER_ADD writes through.
+const Node* written_view(const Node* n) {
+  const Node* t = n->src[0].get();
+  return (n->op == Op::SCATTER_ADD && t->op == Op::ASSIGN) ? written_view(t) : t;
+}
+
+// Does item j read elements [lo, hi] of buffer b?
+bool reads_span(const Planned& j, const Node* b, int64_t lo, int64_t hi) {
+  if (std::find(j.reads.begin(), j.reads.end(), b) == j.reads.end()) return false;
+  for (const KernelizeResult::Span& s : j.spans)
+    if (s.buffer == b) return s.lo <= hi && lo <= s.hi;
+  return true;
 }
 
 // Orders items so each runs after the items whose buffers it reads, and every reader of a
@@ -71,9 +85,9 @@ std::vector<ScheduleItem> order_items(std::vector<Planned>& plan) {
   for (size_t a = 0; a < n; a++) {
     if (plan[a].point->op != Op::ASSIGN) continue;
     const Node* target = plan[a].item.buffers[0].get();
+    int64_t lo = plan[a].offset, hi = plan[a].offset + plan[a].point->numel() - 1;
     for (size_t j = 0; j < n; j++)
-      if (j != a && std::find(plan[j].reads.begin(), plan[j].reads.end(), target) != plan[j].reads.end())
-        edge(j, a);
+      if (j != a && reads_span(plan[j], target, lo, hi)) edge(j, a);
   }
   std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
   for (size_t i = 0; i < n; i++)
@@ -110,12 +124,27 @@ Schedule create_schedule(const NodeRef& sink) {
   UserMap um = user_map(g);
   std::vector<bool> realize = find_realize_points(um, g);
 
-  std::unordered_map<const Node*, NodeRef> buf_of;  // realize point -> its buffer
+  std::unordered_map<const Node*, NodeRef> buf_of;   // realize point -> its buffer
+  std::unordered_map<const Node*, NodeRef> read_of;  // how it is read: its buffer, or a range view
   for (size_t i = 0; i < um.order.size(); i++) {
     if (!realize[i]) continue;
     const Node* n = um.order[i];
     buf_of[n] = buffer_for(n);
+    bool part = (n->op == Op::ASSIGN || n->op == Op::SCATTER_ADD) && !is_contiguous_buffer_view(written_view(n));
+    read_of[n] = part ? NodeRef::share(written_view(n)) : buf_of[n];
   }
+  // The run of a buffer a copy reads: a realize point's (through its read view) or a view's.
+  auto copy_range = [&](const Node* s) {
+    ElementRange r = element_range(s);
+    if (auto it = read_of.find(s); it != read_of.end()) r = {it->second.get(), 0};
+    else if (auto b = read_of.find(r.base); b != read_of.end() && r.base->op != Op::BUFFER) r.base = b->second.get();
+    if (r.base->op != Op::BUFFER) {  // a range view of a buffer (an ASSIGN into a range)
+      ElementRange inner = element_range(r.base);
+      r = {inner.base, inner.offset + r.offset};
+    }
+    LG_CHECK(r.base->op == Op::BUFFER, "COPY source is not a run of a buffer");
+    return r;
+  };
 
   std::vector<Planned> plan;
   for (size_t i = 0; i < um.order.size(); i++) {
@@ -127,25 +156,30 @@ Schedule create_schedule(const NodeRef& sink) {
     if (n->op == Op::COPY) {
       const Node* s = n->src[0].get();
       if (n->numel() == 0) continue;
-      ElementRange range = buf_of.count(s) ? ElementRange{s, 0} : element_range(s);
-      const Node* base = range.base;
-      NodeRef src_buf = base->op == Op::BUFFER ? NodeRef::share(base) : buf_of.at(base);
+      ElementRange range = copy_range(s);
+      NodeRef src_buf = NodeRef::share(range.base);
       p.item = {ScheduleItem::Kind::Copy,
                 {},
                 {buf_of[n], src_buf},
                 str("copy ", s->device_name(), " -> ", n->device_name()),
                 range.offset};
-      p.reads = {base->op == Op::BUFFER ? src_buf.get() : base};
+      const Node* point_read = read_of.count(s) ? s : element_range(s).base;
+      p.reads = {read_of.count(point_read) ? point_read : src_buf.get()};
+      p.spans = {{src_buf.get(), range.offset, range.offset + n->numel() - 1}};
     } else if (n->op == Op::SCATTER_ADD) {
       if (n->src[2]->numel() == 0) continue;  // nothing to add
-      KernelizeResult k = kernelize_scatter(point, buf_of[n], buf_of);
+      p.offset = written_range(n).offset;
+      KernelizeResult k = kernelize_scatter(point, buf_of[n], read_of, p.offset);
       p.reads = k.reads;
+      p.spans = k.spans;
       p.reads.push_back(n->src[0].get());  // after the target's value is in the buffer
       p.item = {ScheduleItem::Kind::Kernel, k.ast, k.buffers, k.name};
     } else {
       if (n->numel() == 0) continue;  // nothing to compute; the buffer is empty
-      KernelizeResult k = kernelize(point, buf_of[n], buf_of);
+      if (n->op == Op::ASSIGN) p.offset = written_range(n).offset;
+      KernelizeResult k = kernelize(point, buf_of[n], read_of, p.offset);
       p.reads = k.reads;
+      p.spans = k.spans;
       p.item = {ScheduleItem::Kind::Kernel, k.ast, k.buffers, ""};
       p.item.name = k.name;
     }

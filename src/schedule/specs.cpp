@@ -1,5 +1,6 @@
 #include "base/error.h"
 #include "ir/graph.h"
+#include "rewrite/rules/movement.h"
 #include "schedule/kernelize.h"
 
 namespace lg {
@@ -30,12 +31,8 @@ const Spec& tensor_spec() {
              if (t->op == Op::RESHAPE) t = t->src[0].get();
              return t->op == Op::BUFFER;
            }},
-          {Pat::op(Op::ASSIGN, {Pat::any("t"), Pat::any()}),
-           [](const Match& m) {
-             const Node* t = m["t"].get();
-             if (t->op == Op::RESHAPE) t = t->src[0].get();
-             return t->op == Op::BUFFER;
-           }},
+          {Pat::op(Op::ASSIGN, {Pat::any("t"), Pat::any()}),  // into a buffer or a run of one
+           [](const Match& m) { return element_range(m["t"].get()).base->op == Op::BUFFER; }},
       },
       nullptr};
   return spec;

@@ -121,7 +121,7 @@ Tensor& Tensor::assign(const Tensor& value) {
   NodeRef target = node();
   if (target->op == Op::ASSIGN) {
     target = target->src[0];
-  } else if (!is_contiguous_buffer_view(target.get())) {
+  } else if (element_range(target.get()).base->op != Op::BUFFER) {  // not a run of a buffer's elements
     Tensor t = contiguous();
     t.realize();
     target = t.node();

@@ -195,6 +195,9 @@ class Tensor {
   Tensor contiguous() const;
   Tensor to(const std::string& device) const;
   // Writes value into this tensor's buffer (same shape; cast to this dtype). Lazy like any op.
+  // A view that is a run of a buffer's elements (flat.slice(0, a, b), optionally reshaped, of a
+  // realized 1-D tensor) writes into that part of the buffer: every tensor viewing the buffer sees
+  // it. Other views are first made contiguous (the write then goes to the copy).
   Tensor& assign(const Tensor& value);
   // Realizes and copies to the host. to_host gives the raw elements (row-major, the dtype's bytes);
   // to_vector requires T to be this dtype's C++ type.

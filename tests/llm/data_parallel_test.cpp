@@ -15,20 +15,8 @@
 namespace lg::llm {
 namespace {
 
-struct Data {
-  std::vector<int32_t> tokens, labels;
-};
-Data batch(int64_t k, int64_t b, int64_t s) {
-  SyntheticSource src(64, s, 13, 64);
-  Data d;
-  std::vector<int32_t> w(static_cast<size_t>(s + 1));
-  for (int64_t r = 0; r < b; r++) {
-    src.read(static_cast<uint64_t>(k * b + r), w.data());
-    d.tokens.insert(d.tokens.end(), w.begin(), w.end() - 1);
-    d.labels.insert(d.labels.end(), w.begin() + 1, w.end());
-  }
-  return d;
-}
+using Data = testing::SyntheticBatch;
+Data batch(int64_t k, int64_t b, int64_t s) { return testing::synthetic_batch(k, b, s, 13); }
 
 std::vector<std::string> devices(int n) {
   std::vector<std::string> out;
