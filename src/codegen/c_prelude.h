@@ -93,21 +93,6 @@ static inline lg_f32x16 lg_round_bf16x16(lg_f32x16 v) { /* lg_round_bf16 per lan
   memcpy(&v, &w, sizeof v);
   return v;
 }
-/* 2^x without libm and without branches, so loops of it vectorize: x = n + f with n = round(x)
-   (the 1.5*2^23 trick, exact in IEEE arithmetic) and |f| <= 0.5; 2^f from Cephes' exp2f polynomial
-   (relative error below 2e-7); 2^n applied as two power-of-two factors, so overflow gives inf and
-   tiny results underflow through the subnormals to 0. NaN stays NaN. */
-#define LG_EXP2_POLY(f) \
-  ((((((1.535336188319500e-4f * (f) + 1.339887440266574e-3f) * (f) + 9.618437357674640e-3f) * (f) + \
-      5.550332471162809e-2f) * (f) + 2.402264791363012e-1f) * (f) + 6.931472028550421e-1f) * (f) + 1.0f)
-static inline float lg_exp2f(float x) {
-  float c = x != x ? 0.0f : (x < -151.0f ? -151.0f : (x > 129.0f ? 129.0f : x));
-  float n = (c + 12582912.0f) - 12582912.0f;
-  float f = c - n;
-  int32_t ni = (int32_t)n, h = ni >> 1, l = ni - h;
-  float r = LG_EXP2_POLY(f) * lg_bits_f((uint32_t)(h + 127) << 23) * lg_bits_f((uint32_t)(l + 127) << 23);
-  return x != x ? x : r;
-}
 typedef int32_t lg_i32x16 __attribute__((vector_size(64)));
 static inline lg_f32x16 lg_sel_f32x16(lg_i32x16 m, lg_f32x16 a, lg_f32x16 b) { /* m ? a : b per lane */
   lg_i32x16 ia, ib, r;
@@ -117,6 +102,43 @@ static inline lg_f32x16 lg_sel_f32x16(lg_i32x16 m, lg_f32x16 a, lg_f32x16 b) { /
   memcpy(&a, &r, sizeof a);
   return a;
 }
+#if defined(__AVX512F__)
+#include <immintrin.h>
+static inline lg_f32x16 lg_fma_f32x16(lg_f32x16 a, lg_f32x16 b, lg_f32x16 c) { return (lg_f32x16)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }
+#else
+static inline lg_f32x16 lg_fma_f32x16(lg_f32x16 a, lg_f32x16 b, lg_f32x16 c) { for (int i = 0; i < 16; i++) c[i] = fmaf(a[i], b[i], c[i]); return c; }
+#endif
+/* 2^x without libm and without branches, so loops of it vectorize: x = n + f with n = round(x)
+   (to nearest even: the 1.5*2^23 trick, exact in IEEE arithmetic) and |f| <= 0.5; 2^f from
+   Cephes' exp2f polynomial in Horner form with fused multiply-adds (relative error below 2e-7);
+   2^n applied as two power-of-two factors (one rounding, as a single scaling by 2^n: 2^f is in
+   [0.7, 1.42], so the first factor never rounds), so overflow gives inf and tiny results
+   underflow through the subnormals to 0. NaN stays NaN. The 16-lane version computes the same
+   bits per lane (on AVX-512 with roundscale and scalef, which round and scale the same way). */
+#define LG_EXP2_POLY(f, FMA, K) \
+  FMA(FMA(FMA(FMA(FMA(FMA(K(1.535336188319500e-4f), f, K(1.339887440266574e-3f)), f, K(9.618437357674640e-3f)), f, \
+      K(5.550332471162809e-2f)), f, K(2.402264791363012e-1f)), f, K(6.931472028550421e-1f)), f, K(1.0f))
+#define LG_SCALAR(c) (c)
+static inline float lg_exp2f(float x) {
+  float c = x != x ? 0.0f : (x < -151.0f ? -151.0f : (x > 129.0f ? 129.0f : x));
+  float n = (c + 12582912.0f) - 12582912.0f;
+  float f = c - n;
+  int32_t ni = (int32_t)n, h = ni >> 1, l = ni - h;
+  float r = LG_EXP2_POLY(f, fmaf, LG_SCALAR) * lg_bits_f((uint32_t)(h + 127) << 23) * lg_bits_f((uint32_t)(l + 127) << 23);
+  return x != x ? x : r;
+}
+#define LG_SPLAT(c) (zero + (c))
+#if defined(__AVX512F__)
+static inline lg_f32x16 lg_exp2_f32x16(lg_f32x16 x) { /* lg_exp2f per lane */
+  const lg_f32x16 zero = {0};
+  __m512 v = (__m512)x;
+  lg_f32x16 c = (lg_f32x16)_mm512_min_ps(_mm512_max_ps(v, _mm512_set1_ps(-151.0f)), _mm512_set1_ps(129.0f));  /* NaN -> -151 */
+  lg_f32x16 n = (lg_f32x16)_mm512_roundscale_ps((__m512)c, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  lg_f32x16 f = c - n;
+  __m512 r = _mm512_scalef_ps((__m512)LG_EXP2_POLY(f, lg_fma_f32x16, LG_SPLAT), (__m512)n);
+  return (lg_f32x16)_mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
+}
+#else
 static inline lg_f32x16 lg_exp2_f32x16(lg_f32x16 x) { /* lg_exp2f per lane */
   lg_i32x16 nan = (lg_i32x16)(x != x);
   lg_f32x16 zero = {0}, c = lg_sel_f32x16(nan, zero, x);
@@ -129,14 +151,15 @@ static inline lg_f32x16 lg_exp2_f32x16(lg_f32x16 x) { /* lg_exp2f per lane */
   lg_f32x16 sh, sl;
   memcpy(&sh, &eh, sizeof sh);
   memcpy(&sl, &el, sizeof sl);
-  return lg_sel_f32x16(nan, x, LG_EXP2_POLY(f) * sh * sl);
+  return lg_sel_f32x16(nan, x, LG_EXP2_POLY(f, lg_fma_f32x16, LG_SPLAT) * sh * sl);
 }
-#if defined(__AVX512F__)
-#include <immintrin.h>
-static inline lg_f32x16 lg_fma_f32x16(lg_f32x16 a, lg_f32x16 b, lg_f32x16 c) { return (lg_f32x16)_mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c); }
-#else
-static inline lg_f32x16 lg_fma_f32x16(lg_f32x16 a, lg_f32x16 b, lg_f32x16 c) { for (int i = 0; i < 16; i++) c[i] = fmaf(a[i], b[i], c[i]); return c; }
 #endif
+static inline lg_f32x16 lg_max_f32x16(lg_f32x16 a, lg_f32x16 b) { /* lg_maxf per lane: the quiet NaN if either is NaN */
+  lg_i32x16 nan = (lg_i32x16)((a != a) | (b != b)), qnan_bits = (lg_i32x16){0} + 0x7fc00000;
+  lg_f32x16 qnan;
+  memcpy(&qnan, &qnan_bits, sizeof qnan);
+  return lg_sel_f32x16(nan, qnan, lg_sel_f32x16((lg_i32x16)(a < b), b, a));
+}
 )C";
 
 }  // namespace lg

@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "codegen/access.h"
+#include "codegen/opt.h"
+#include "ir/graph.h"
 
 namespace lg {
 namespace {
@@ -127,11 +129,48 @@ std::vector<Opt> reduce_opts(const KernelShape& k) {
   return opts;
 }
 
+// Whether some REDUCE of the kernel does not depend on an output axis: the kernel reduces rows
+// (a softmax's max and sum, once per row) and then writes every element of the row, so the
+// reductions sit inside the outer output loops but outside the inner ones (codegen/linearize.h).
+bool has_row_reductions(const NodeRef& ast) {
+  std::vector<const Node*> outputs;
+  for (const NodeRef& r : kernel_axes(ast))
+    if (!is_reduce(r)) outputs.push_back(r.get());
+  for (const Node* n : toposort(ast)) {
+    if (n->op != Op::REDUCE) continue;
+    std::vector<const Node*> inside = toposort(NodeRef::share(n));
+    for (const Node* o : outputs)
+      if (std::find(inside.begin(), inside.end(), o) == inside.end()) return true;
+  }
+  return false;
+}
+
+// A row kernel: every reduce axis along which the loads are contiguous gets one vector of partial
+// results times up to 4 (the add latency), the last output axis one vector (the row's elements),
+// and the outer (row) loop stays the parallel one, so each row's reductions run once, next to the
+// loop that writes it, while the row is in cache.
+std::vector<Opt> row_opts(const KernelShape& k) {
+  std::vector<Opt> opts;
+  for (int a = 0; a < k.axes(); a++) {
+    if (!k.reduce[a] || !k.vectorizable(a) || !pick(k.size[a], {kVectorLanes})) continue;
+    opts.push_back({OptKind::UPCAST, a, kVectorLanes});
+    if (int u = pick(k.size[a] / kVectorLanes, {4, 2})) opts.push_back({OptKind::UPCAST, a, u});
+  }
+  int last = last_axis(k, false, [](int) { return true; });
+  if (last > 0) {  // axis 0 is the rows
+    int u = k.vectorizable(last) ? pick(k.size[last], {kVectorLanes}) : 0;
+    if (!u) u = pick(k.size[last], {4, 2});
+    if (u) opts.push_back({OptKind::UPCAST, last, u});
+  }
+  return opts;
+}
+
 }  // namespace
 
 std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast) {
   KernelShape k(ast);
   bool has_reduce = std::find(k.reduce.begin(), k.reduce.end(), true) != k.reduce.end();
+  if (has_reduce && has_row_reductions(ast)) return row_opts(k);
   if (has_reduce) return reduce_opts(k);
   // Elementwise: one vector along the last axis when every access is contiguous or broadcast along
   // it (copies, casts, the matmul's panel packing), else a scalar UPCAST by 8 or 4.

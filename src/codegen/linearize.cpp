@@ -59,9 +59,14 @@ class Linearizer {
       push(g);
     }
     // One nest of output loops holds every store (UPCAST copies share their accumulators' values).
+    // A reduction that depends only on the outer loops of the nest (a row's max or sum, read by
+    // every element of the row) runs before the inner loops open, once per outer iteration.
     RangeSet outer;
     for (const NodeRef& store : kernel_->src) outer = merge(outer, live_.at(store.get()));
-    for (const Node* r : outer) open(r);
+    for (size_t i = 0; i < outer.size(); i++) {
+      if (i > 0) emit_placeable_accumulates();
+      open(outer[i]);
+    }
     for (const NodeRef& store : kernel_->src) emit(store.get());
     for (size_t i = outer.size(); i-- > 0;) close(outer[i]);
     p.ops = std::move(out_);
@@ -116,6 +121,12 @@ class Linearizer {
     LG_CHECK(placeable(n), "node ", op_name(n->op), " needs a loop that is not open");
     for (const NodeRef& s : n->src) emit(s.get());
     push(n);
+  }
+
+  // Every pending ACCUMULATE whose value needs only the loops open now, in topological order.
+  void emit_placeable_accumulates() {
+    for (const Node* a : accumulates_)
+      if (!emitted_.count(a) && placeable(a)) emit(a);
   }
 
   // Accumulators over the same loops (copies made by UPCAST) share one loop nest: hoist what does

@@ -238,6 +238,7 @@ std::string CWriter::alu_expr(const Node& n) {
       return str("(", T, ")", n.op == Op::IDIV ? "LG_IDIV" : "LG_MOD", is_unsigned(t) ? "U(" : "S(", s(0), ", ", s(1), ")");
     }
     case Op::MAX:
+      if (t.count > 1) return str("lg_max_f32x16(", s(0), ", ", s(1), ")");
       if (is_float(t)) return str(dbl ? "lg_maxd(" : "lg_maxf(", s(0), ", ", s(1), ")");
       return str("(", s(0), " < ", s(1), " ? ", s(1), " : ", s(0), ")");
     case Op::CMPLT: return str("(", s(0), " < ", s(1), ")");

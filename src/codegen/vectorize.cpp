@@ -66,6 +66,8 @@ class Vectorizer {
   }
 
   NodeRef convert(const NodeRef& n) {
+    if (n->dtype.count > 1) return same_types_or_throw(n);  // vector lanes of an earlier range
+    if (NodeRef same = same_types(n)) return same;         // operands combined back to scalars
     switch (n->op) {
       case Op::SINK: {
         std::vector<NodeRef> src;
@@ -75,7 +77,7 @@ class Vectorizer {
       case Op::STORE: {
         if (depends(n->src[0].get())) return make(Op::STORE, n->dtype, {first_lane_index(n->src[0]), vector(n->src[1])});
         NodeRef v = (*this)(n->src[1]);  // one element: the value must have been combined to a scalar
-        if (v->dtype.count > 1) throw NotVectorizable{};
+        if (v->dtype != n->src[1]->dtype) throw NotVectorizable{};
         return make(Op::STORE, n->dtype, {n->src[0], v});
       }
       case Op::LOAD:
@@ -93,7 +95,7 @@ class Vectorizer {
         if (n->dtype != dtypes::float32) throw NotVectorizable{};
         return make(Op::EXP2, vec(n->dtype), {vector(n->src[0])});
       }
-      case Op::ADD: case Op::MUL: case Op::NEG: case Op::MULACC: {
+      case Op::ADD: case Op::MUL: case Op::NEG: case Op::MULACC: case Op::MAX: {
         if (n->dtype != dtypes::float32) throw NotVectorizable{};
         std::vector<NodeRef> src;
         bool any_vector = false;
@@ -110,11 +112,30 @@ class Vectorizer {
     }
   }
 
+  // An ALU op whose lane-dependent operands keep their types after conversion (partial
+  // accumulators combined back to scalars after their loops, e.g. the reciprocal of a row sum, or
+  // its broadcast into another range's vector lanes): the same op on the converted operands, else
+  // null.
+  NodeRef same_types(const NodeRef& n) {
+    if (!is_alu(n->op) && n->op != Op::VECTORIZE && n->op != Op::GEP && n->op != Op::REDUCE) return {};
+    if (n->op == Op::REDUCE && std::find(n->src.begin() + 1, n->src.end(), lane_) != n->src.end()) return {};
+    std::vector<NodeRef> src;
+    for (const NodeRef& s : n->src) {
+      src.push_back((*this)(s));
+      if (src.back()->dtype != s->dtype) return {};
+    }
+    return make(n->op, n->dtype, std::move(src), n->arg);
+  }
+  NodeRef same_types_or_throw(const NodeRef& n) {
+    if (NodeRef same = same_types(n)) return same;
+    throw NotVectorizable{};
+  }
+
   // REDUCE over ranges R of a lane-dependent value: a vector accumulator. When the lane range is in
   // R, its lanes are partial accumulators, combined after the loops.
   NodeRef convert_reduce(const NodeRef& n) {
     Op op = n->get_arg<Op>();
-    if ((op != Op::ADD && op != Op::MUL) || n->dtype != dtypes::float32) throw NotVectorizable{};
+    if ((op != Op::ADD && op != Op::MUL && op != Op::MAX) || n->dtype != dtypes::float32) throw NotVectorizable{};
     auto lane_it = std::find(n->src.begin() + 1, n->src.end(), lane_);
     std::vector<NodeRef> src{vector(n->src[0])};
     for (auto s = n->src.begin() + 1; s != n->src.end(); ++s)
@@ -137,13 +158,14 @@ NodeRef vectorize_lanes(const NodeRef& ast, int lanes) {
       candidates.push_back(NodeRef::share(n));
   std::sort(candidates.begin(), candidates.end(),
             [](const NodeRef& a, const NodeRef& b) { return a->get_arg<RangeArg>().id < b->get_arg<RangeArg>().id; });
+  NodeRef k = ast;
   for (const NodeRef& lane : candidates) {
     try {
-      return Vectorizer(lane, lanes)(ast);
+      k = Vectorizer(lane, lanes)(k);
     } catch (const NotVectorizable&) {
     }
   }
-  return ast;
+  return k;
 }
 
 }  // namespace lg

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <future>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "base/config.h"
@@ -60,41 +61,61 @@ class TimingArgs {
   size_t bytes_;
 };
 
-// Median of three timed runs after one warm-up run.
-double time_program(Program& p, const KernelArgs& args) {
-  p.run(args);
-  double t[3];
-  for (double& x : t) {
+// The fastest of up to three runs; a run slower than `give_up` seconds ends the timing there (a
+// candidate already that far behind the best one is not worth two more runs of a big kernel). The
+// first run also warms caches: inputs and the scratch output are resident from earlier candidates.
+double time_program(Program& p, const KernelArgs& args, double give_up) {
+  double best = kInf;
+  for (int i = 0; i < 3; i++) {
     auto t0 = std::chrono::steady_clock::now();
     p.run(args);
-    x = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (best > give_up) break;
   }
-  std::sort(t, t + 3);
-  return t[1];
+  return best;
 }
 
-// Lowers and compiles every candidate (in parallel), then times them one at a time.
-void measure(Device& dev, const ScheduleItem& item, std::vector<Candidate>& cands, const KernelArgs& args) {
-  std::vector<std::future<std::unique_ptr<Program>>> built;
-  for (Candidate& c : cands)
-    built.push_back(std::async(std::launch::deferred, [&dev, &item, &c]() -> std::unique_ptr<Program> {
-      try {
-        return build_program(dev, lower_kernel(item.ast, item.name, c.opts, dev.renderer() ? dev.renderer()->vector_lanes() : 0)).program;
-      } catch (const OptError&) {
-        return nullptr;
-      }
-    }));
-  // Compile in batches of one per core; std::launch::async would oversubscribe with many candidates.
+// Lowers and compiles every candidate (in parallel, one per core), then times them one at a time
+// with nothing else running; `fastest` is the best time seen in this search so far (updated).
+void measure(Device& dev, const ScheduleItem& item, std::vector<Candidate>& cands, const KernelArgs& args, double& fastest) {
+  int lanes = dev.renderer() ? dev.renderer()->vector_lanes() : 0;
+  std::vector<std::unique_ptr<Program>> programs(cands.size());
+  auto build = [&](size_t i) {
+    try {
+      programs[i] = build_program(dev, lower_kernel(item.ast, item.name, cands[i].opts, lanes)).program;
+    } catch (const OptError&) {
+    }
+  };
   size_t batch = static_cast<size_t>(std::max(1, threads()));
-  for (size_t i = 0; i < built.size(); i += batch) {
-    std::vector<std::future<std::unique_ptr<Program>>> running;
-    for (size_t j = i; j < std::min(built.size(), i + batch); j++)
-      running.push_back(std::async(std::launch::async, [&built, j] { return built[j].get(); }));
-    for (size_t j = 0; j < running.size(); j++) {
-      std::unique_ptr<Program> p = running[j].get();
-      cands[i + j].seconds = p ? time_program(*p, args) : kInf;
+  for (size_t i = 0; i < cands.size(); i += batch) {
+    std::vector<std::future<void>> running;
+    for (size_t j = i; j < std::min(cands.size(), i + batch); j++) running.push_back(std::async(std::launch::async, build, j));
+    for (auto& f : running) f.get();
+  }
+  for (size_t i = 0; i < cands.size(); i++) {
+    cands[i].seconds = programs[i] ? time_program(*programs[i], args, 1.5 * fastest) : kInf;
+    fastest = std::min(fastest, cands[i].seconds);
+  }
+}
+
+// Every list of the beam extended by one action, each list once.
+std::vector<Candidate> extend(const ScheduleItem& item, const std::vector<Candidate>& beam) {
+  std::vector<Candidate> next;
+  std::set<std::string> seen;
+  for (const Candidate& c : beam) {
+    NodeRef k;
+    try {
+      k = apply_opts(item.ast, c.opts);
+    } catch (const OptError&) {
+      continue;
+    }
+    for (const Opt& o : beam_actions(k)) {
+      std::vector<Opt> opts = c.opts;
+      opts.push_back(o);
+      if (seen.insert(to_string(opts)).second) next.push_back({opts, kInf});
     }
   }
+  return next;
 }
 
 }  // namespace
@@ -120,37 +141,36 @@ std::vector<Opt> beam_search(Device& dev, const ScheduleItem& item, int width) {
   std::string key = str("beam ", width, "\n", dev.name().substr(0, dev.name().find(':')), "\n",
                         dev.compiler() ? dev.compiler()->key() : "", "\n", to_string(item.ast));
   if (auto hit = cache_get("beam", key)) return deserialize(*hit);
+  auto t0 = std::chrono::steady_clock::now();
   TimingArgs timing(dev, item);
-  std::vector<Candidate> beam{{{}, kInf}};
-  measure(dev, item, beam, timing.args);
-  Candidate best = beam[0];
-  for (int round = 0; round < 6; round++) {
-    std::vector<Candidate> next;
-    for (const Candidate& c : beam) {
-      NodeRef k;
-      try {
-        k = apply_opts(item.ast, c.opts);
-      } catch (const OptError&) {
-        continue;
-      }
-      for (const Opt& o : beam_actions(k)) {
-        std::vector<Opt> opts = c.opts;
-        opts.push_back(o);
-        next.push_back({opts, kInf});
-      }
-    }
-    measure(dev, item, next, timing.args);
+  // The search starts from the device's heuristic choice, so its result is never slower than the
+  // default as measured here; no Opts at all is a start only when the heuristic picks none (an
+  // unoptimized big kernel can take minutes to time).
+  std::vector<Candidate> beam{{dev.heuristic_opts(item.ast), kInf}};
+  double fastest = kInf;
+  measure(dev, item, beam, timing.args, fastest);
+  const Candidate start = beam[0];
+  Candidate best = start;
+  size_t tried = 1;
+  for (int round = 0; round < 6 && best.seconds < kInf; round++) {
+    std::vector<Candidate> next = extend(item, beam);
+    measure(dev, item, next, timing.args, fastest);
+    tried += next.size();
     std::sort(next.begin(), next.end(), [](const Candidate& a, const Candidate& b) { return a.seconds < b.seconds; });
     if (next.empty() || next[0].seconds == kInf) break;
     if (config().debug >= 2)
       std::fprintf(stderr, "beam %s round %d: %zu candidates, best %.1f us %s\n", item.name.c_str(), round, next.size(),
                    next[0].seconds * 1e6, to_string(next[0].opts).c_str());
-    bool improved = next[0].seconds < best.seconds * 0.99;
-    if (next[0].seconds < best.seconds) best = next[0];
-    if (!improved) break;
+    // A new best must win by 1%: less is within the timing noise, and the search stops there.
+    if (next[0].seconds >= best.seconds * 0.99) break;
+    best = next[0];
     next.resize(std::min<size_t>(next.size(), static_cast<size_t>(width)));
     beam = std::move(next);
   }
+  if (config().debug >= 2)
+    std::fprintf(stderr, "beam %s: %zu candidates in %.1f s, chose %s (%.1f us; the heuristic's %s: %.1f us)\n",
+                 item.name.c_str(), tried, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+                 to_string(best.opts).c_str(), best.seconds * 1e6, to_string(start.opts).c_str(), start.seconds * 1e6);
   std::string s = serialize(best.opts);
   cache_put("beam", key, std::vector<uint8_t>(s.begin(), s.end()));
   return best.opts;

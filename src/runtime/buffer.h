@@ -17,7 +17,7 @@ struct BufferMemory {
   size_t bytes;
 };
 
-// The memory of BUFFER node b, allocated (zero-filled) on first use.
+// The memory of BUFFER node b, allocated on first use (contents unspecified until written).
 BufferMemory buffer_memory(const Node& b);
 void buffer_copy_in(const Node& b, const void* host, size_t bytes);
 void buffer_copy_out(const Node& b, void* host, size_t bytes);

@@ -20,7 +20,8 @@ namespace lg {
 class Allocator {
  public:
   virtual ~Allocator() = default;
-  // Zero-filled memory of `bytes` (bytes may be 0).
+  // Memory of `bytes` (bytes may be 0). Its contents are unspecified (the CPU device hands a freed
+  // buffer of the same size back as it was): every kernel writes all of its output.
   virtual void* alloc(size_t bytes) = 0;
   virtual void free(void* p, size_t bytes) = 0;
   virtual void copy_in(void* dst, const void* host, size_t bytes) = 0;

@@ -53,6 +53,39 @@ bool has_transcendental(const UserMap& um, const std::vector<bool>& realize, int
   return false;
 }
 
+// A row shape is (rows..., 1...): at least one trailing size-1 axis, at least two rows. Returns
+// the number of leading (row) axes, or 0 for any other shape.
+size_t row_axes(const Shape& s) {
+  size_t p = s.size();
+  while (p > 0 && s[p - 1] == 1) p--;
+  int64_t rows = 1;
+  for (size_t i = 0; i < p; i++) rows *= s[i];
+  return p > 0 && p < s.size() && rows >= 2 ? p : 0;
+}
+
+// Whether `wide` has the rows of row shape `row` as its leading axes (same rank).
+bool has_rows_of(const Shape& wide, const Shape& row) {
+  size_t p = row_axes(row);
+  if (p == 0 || wide.size() != row.size()) return false;
+  for (size_t i = 0; i < p; i++)
+    if (wide[i] != row[i]) return false;
+  return true;
+}
+
+// An EXPAND of a row shape along its trailing axes: a value per row, broadcast along the row.
+bool is_row_expand(const Node* n) { return n->op == Op::EXPAND && has_rows_of(n->shape, n->src[0]->shape); }
+
+// A REDUCE_AXIS of trailing axes to a row shape: one value per row.
+bool is_row_reduce(const Node* n) { return n->op == Op::REDUCE_AXIS && has_rows_of(n->src[0]->shape, n->shape); }
+
+// Whether user u of a node keeps the node inside the row space: elementwise ops, row expands and
+// row reductions, up to a realize point that is elementwise or a row reduction.
+bool keeps_rows(const Node* user, bool realized, bool user_in_rows) {
+  bool row_op = is_alu(user->op) || is_row_reduce(user);
+  if (realized) return row_op;
+  return user_in_rows && (row_op || is_row_expand(user));
+}
+
 }  // namespace
 
 std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
@@ -68,6 +101,15 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
   // GATHER (rows read at data-dependent positions).
   std::vector<int> paths(n, 0);
   std::vector<bool> crosses(n, false);
+  // in_rows[i]: every path from node i to realize points stays in the row space of one kernel
+  // (keeps_rows): its rows are the outer loops of the kernels that read it, and a row reduction
+  // there runs once per row, before the loops over the row's elements (codegen/linearize.h).
+  std::vector<bool> in_rows(n, false);
+  // target[i]: the one realize point every path from node i leads to; kNone before any, kMany when
+  // they lead to several (a row reduction there would be computed once in each).
+  constexpr int kNone = -1, kMany = -2;
+  std::vector<int> target(n, kNone);
+  auto join = [&](int a, int b) { return a == kNone ? b : (b == kNone || a == b) ? a : kMany; };
   for (size_t k = n; k-- > 0;) {
     const Node* node = order[k];
     if (node->op == Op::SINK) continue;
@@ -77,27 +119,39 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
       const Node* base = element_range(node->src[0].get()).base;
       if (base->op != Op::BUFFER) realize[um.index_of(base)] = true;
     }
-    int p = 0;
-    bool c = false;
+    int p = 0, t = kNone;
+    bool c = false, rows = true;
     for (int u : um.users[k]) {
       const Node* user = order[u];
       if (user->op == Op::SINK) continue;
+      t = join(t, realize[u] ? u : target[u]);
       if (realize[u] && user->op != Op::ASSIGN && user->op != Op::COPY) {
         p += 1;
+        rows = rows && keeps_rows(user, true, false);
         continue;
       }
       if (user->op == Op::ASSIGN || user->op == Op::COPY ||
           (user->op == Op::SCATTER_ADD && user->src[0].get() == node)) {  // read as realized values
         p += 1;
+        rows = false;
         continue;
       }
       p += paths[u];
-      c = c || crosses[u] || user->op == Op::EXPAND || user->op == Op::PAD ||
+      rows = rows && keeps_rows(user, false, in_rows[u]);
+      // a row expand inside the row space is no recomputation: the row's value is computed once
+      bool row_expand = is_row_expand(user) && in_rows[u];
+      c = c || crosses[u] || (user->op == Op::EXPAND && !row_expand) || user->op == Op::PAD ||
           (user->op == Op::GATHER && user->src[0].get() == node);
     }
     paths[k] = std::min(p, 2);
     crosses[k] = c;
-    if (node->op == Op::REDUCE_AXIS && !realize[k] && (paths[k] > 1 || crosses[k])) realize[k] = true;
+    in_rows[k] = rows;
+    target[k] = t;
+    // A row reduction whose paths all stay in its row space and lead to one realize point fuses
+    // into that kernel, however many paths there are: it runs there once per row (a softmax is
+    // one kernel).
+    bool row_local = is_row_reduce(node) && rows && t >= 0;
+    if (node->op == Op::REDUCE_AXIS && !realize[k] && !row_local && (paths[k] > 1 || crosses[k])) realize[k] = true;
     if (!realize[k] && is_alu(node->op) && um.users[k].size() >= 2 &&
         count_inputs(um, realize, static_cast<int>(k), 3) >= 3)
       realize[k] = true;

@@ -9,6 +9,13 @@
 //  - a REDUCE_AXIS fuses into its consumer only if exactly one path leads from it to a realize point
 //    and that path crosses no EXPAND (which would recompute the reduction per broadcast element);
 //    so a reduction feeding elementwise ops, or another reduction, shares their kernel;
+//  - except a row reduction: a REDUCE_AXIS of trailing axes to (rows..., 1...) whose every path
+//    goes through elementwise ops, EXPANDs of those trailing axes and other row reductions only,
+//    to one realize point that is elementwise or a row reduction. The kernel there
+//    loops over the same rows outermost, and the reduction runs once per row before the loops over
+//    the row's elements (codegen/linearize.cpp), so nothing is recomputed and the row is read from
+//    cache: softmax, log-softmax and normalizations over the last axis are one kernel, one pass
+//    over memory. Such EXPANDs do not count as crossings for the other rules either;
 //  - an elementwise node with several users that reads three or more distinct inputs is realized,
 //    so long inline chains (residual streams) are not recomputed in every consumer.
 #include <vector>

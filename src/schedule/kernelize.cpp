@@ -1,6 +1,7 @@
 #include "schedule/kernelize.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "base/error.h"
 #include "ir/build.h"
@@ -18,6 +19,10 @@ struct Ctx {
   int64_t next_range = 0;
   std::vector<const Node*> reads;
   std::vector<KernelizeResult::Span> spans;
+  // One REDUCE per reduction and index: a row reduction read along several paths of a row kernel
+  // (a softmax's max) is computed once. The rewrite's memo misses it when it is reached as the
+  // result of a movement op's rule. Keys are held (first).
+  std::unordered_map<const Node*, std::pair<NodeRef, NodeRef>> reduces;
 
   void note_read(const Node* n) {
     if (std::find(reads.begin(), reads.end(), n) == reads.end()) reads.push_back(n);
@@ -168,7 +173,11 @@ NodeRef push_at(Ctx& ctx, const NodeRef& a) {
     case Op::DEFINE_VAR: return x;
     case Op::CONTIGUOUS: return at(x->src[0], gate, idx);
     case Op::ASSIGN: return at(x->src[1], gate, idx);
-    case Op::REDUCE_AXIS: return push_reduce(ctx, *x, gate, std::move(idx));
+    case Op::REDUCE_AXIS: {
+      auto [it, fresh] = ctx.reduces.try_emplace(a.get());
+      if (fresh) it->second = {a, push_reduce(ctx, *x, gate, std::move(idx))};
+      return it->second.second;
+    }
     case Op::GATHER: {  // x[..., index[j], ...]: the index is loaded, then used as an address
       int64_t axis = x->get_arg<int64_t>();
       NodeRef pos = cast(at(x->src[1], gate, idx), dtypes::index);
@@ -220,7 +229,7 @@ std::string kernel_name(const Node& point, const NodeRef& ast) {
 
 KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
                           const std::unordered_map<const Node*, NodeRef>& realized, int64_t out_offset) {
-  Ctx ctx{point.get(), &realized, {}, 0, {}, {}};
+  Ctx ctx{point.get(), &realized, {}, 0, {}, {}, {}};
   NodeRef out_global = ctx.global(out);
   std::vector<NodeRef> idx;
   for (int64_t d : point->shape)
@@ -237,7 +246,7 @@ KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
 
 KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
                                   const std::unordered_map<const Node*, NodeRef>& realized, int64_t out_offset) {
-  Ctx ctx{point.get(), &realized, {}, 0, {}, {}};
+  Ctx ctx{point.get(), &realized, {}, 0, {}, {}, {}};
   NodeRef out_global = ctx.global(out);
   const NodeRef& index = point->src[1];
   const NodeRef& values = point->src[2];

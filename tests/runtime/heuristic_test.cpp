@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "codegen/access.h"
 #include "codegen/heuristic.h"
@@ -179,6 +180,36 @@ TEST(Heuristic, RowAndColumnSumsOnCpuEqualTheInterpreter) {
     };
     expect_close(run(sum("CPU")), run(sum("INTERP")));
   }
+}
+
+TEST(Vectorize, RowMaxesAndReciprocalRowSumsBecomeVectorCodeAndEqualTheInterpreter) {
+  // (8, 256) rows; row 3 holds a NaN, which the max propagates (as lg_maxf and the interpreter do).
+  auto rows = [](const std::string& dev) {
+    std::vector<float> host(8 * 256);
+    for (size_t i = 0; i < host.size(); i++) host[i] = 0.5f * static_cast<float>((i * 7) % 11 - 5);
+    host[3 * 256 + 17] = std::nanf("");
+    NodeRef b = new_buffer(device_node(dev), dtypes::float32, 8 * 256);
+    buffer_copy_in(*b, host.data(), host.size() * 4);
+    return make(Op::RESHAPE, dtypes::float32, {b}, Shape{8, 256});
+  };
+  auto row_max = [&](const std::string& dev) { return make(Op::REDUCE_AXIS, dtypes::float32, {rows(dev)}, ReduceArg{Op::MAX, {1}}); };
+  auto inv_sum = [&](const std::string& dev) {
+    return make(Op::RECIPROCAL, dtypes::float32, {make(Op::REDUCE_AXIS, dtypes::float32, {input(dev, {8, 256}, 0.5f)}, ReduceArg{Op::ADD, {1}})});
+  };
+  for (const auto& f : {std::function<NodeRef(const std::string&)>(row_max), std::function<NodeRef(const std::string&)>(inv_sum)}) {
+    Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {f("INTERP")}));
+    const ScheduleItem& item = s.items.back();
+    int vector_ops = 0;
+    for (const NodeRef& n : lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16).ops) vector_ops += n->dtype.count == 16;
+    EXPECT_GT(vector_ops, 0) << item.name;
+    std::vector<float> got = run(f("CPU")), want = run(f("INTERP"));
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); i++) {
+      if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
+      else EXPECT_EQ(got[i], want[i]) << i;
+    }
+  }
+  EXPECT_TRUE(std::isnan(run(row_max("CPU"))[3]));
 }
 
 TEST(SplitReduce, AFullSumOfManyElementsIsTwoKernelsWithTheSameValue) {

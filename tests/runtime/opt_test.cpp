@@ -149,7 +149,7 @@ TEST(Opts, EveryLegalListKeepsSoftmaxKernelsExact) {
   NodeRef s = reduce(e, Op::ADD, {1});
   NodeRef y = e * alu(Op::RECIPROCAL, expand(s, {4, 6}));
   Schedule sched = create_schedule(make(Op::SINK, dtypes::void_, {y}));
-  ASSERT_EQ(sched.items.size(), 3u);
+  ASSERT_EQ(sched.items.size(), 1u);  // a row kernel: max and sum once per row, then the row
   for (const ScheduleItem& item : sched.items) {
     run(item, {});  // fills the buffers later kernels read
     EXPECT_GT(check_all_opt_lists(item), 10) << item.name;

@@ -49,14 +49,41 @@ TEST(Schedule, ReductionFusesIntoFollowingElementwise) {
 }
 
 TEST(Schedule, ReductionConsumedThroughExpandGetsItsOwnKernel) {
+  // A column max broadcast down the columns: fused, it would be recomputed for every row.
   NodeRef x = buffer({4, 8});
-  NodeRef m = reduce(x, Op::MAX, {1});
+  NodeRef m = reduce(x, Op::MAX, {0});
   NodeRef shifted = x + alu(Op::NEG, make(Op::EXPAND, x->dtype, {m}, Shape{4, 8}));
   Schedule s = create_schedule(sink({shifted}));
   ASSERT_EQ(s.items.size(), 2u);
-  EXPECT_EQ(s.items[0].name, "r_4_1__8");
+  EXPECT_EQ(s.items[0].name, "r_1_8__4");
   EXPECT_EQ(s.items[1].name, "E_4_8");
   EXPECT_EQ(s.items[1].buffers.size(), 3u);  // reads x and the realized max
+}
+
+TEST(Schedule, RowReductionsBroadcastAlongTheirRowsShareTheConsumersKernel) {
+  // softmax over rows: max and sum of exp per row, then every element; one kernel, reading x once
+  // per row (each reduction runs once per row, before the loop over the row's elements).
+  NodeRef x = buffer({4, 8});
+  NodeRef m = reduce(x, Op::MAX, {1});
+  NodeRef e = alu(Op::EXP2, x + alu(Op::NEG, make(Op::EXPAND, x->dtype, {m}, Shape{4, 8})));
+  NodeRef sum = reduce(e, Op::ADD, {1});
+  NodeRef y = e * make(Op::EXPAND, x->dtype, {alu(Op::RECIPROCAL, sum)}, Shape{4, 8});
+  Schedule s = create_schedule(sink({y}));
+  ASSERT_EQ(s.items.size(), 1u);
+  EXPECT_EQ(s.items[0].buffers.size(), 2u);  // writes y, reads x
+  EXPECT_EQ(count(s.items[0].ast, Op::REDUCE), 2) << to_string(s.items[0].ast);  // max and sum, each once
+}
+
+TEST(Schedule, ARowReductionReadByTwoOutputsIsRealizedOnce) {
+  // Fused, each output's kernel would compute the row max again from x.
+  NodeRef x = buffer({4, 8});
+  NodeRef m = reduce(x, Op::MAX, {1});
+  NodeRef mx = make(Op::EXPAND, x->dtype, {m}, Shape{4, 8});
+  Schedule s = create_schedule(sink({x + mx, x * mx}));
+  int reduces = 0;
+  for (const ScheduleItem& it : s.items) reduces += count(it.ast, Op::REDUCE);
+  EXPECT_EQ(reduces, 1);
+  EXPECT_EQ(s.items.size(), 3u);
 }
 
 TEST(Schedule, ReductionWithTwoConsumersIsRealizedOnce) {

@@ -43,5 +43,17 @@ TEST(Exp2, MatchesLibmAcrossTheRangeAndSpecialValues) {
   check(std::vector<float>(x.begin(), x.end() - 1));  // scalar code
 }
 
+TEST(Exp2, VectorAndScalarCodeGiveTheSameBits) {
+  std::vector<float> x;
+  for (int i = 0; i < 4000; i++) x.push_back(-140.0f + 270.0f * static_cast<float>(i) / 4000.0f + 1e-3f * static_cast<float>(i % 7));
+  auto exp2_of = [](const std::vector<float>& v) {
+    return (Tensor::from_vector(v, {static_cast<int64_t>(v.size())}) * 1.0f).exp2().to_vector<float>();
+  };
+  std::vector<float> vec = exp2_of(x);            // 4000 = 250 x 16: vector code
+  x.push_back(0.0f);
+  std::vector<float> scalar = exp2_of(x);         // 4001 = 4001 x 1: scalar code
+  for (size_t i = 0; i < vec.size(); i++) ASSERT_EQ(vec[i], scalar[i]) << x[i];
+}
+
 }  // namespace
 }  // namespace lg
