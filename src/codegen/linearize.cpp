@@ -61,10 +61,17 @@ class Linearizer {
     // One nest of output loops holds every store (UPCAST copies share their accumulators' values).
     // A reduction that depends only on the outer loops of the nest (a row's max or sum, read by
     // every element of the row) runs before the inner loops open, once per outer iteration.
+    // GPU launch axes (GLOBAL, LOCAL) must all open before any other op (codegen/gpu_launch.h), so
+    // no reduction is hoisted in front of one: there it runs inside them, once per output element.
     RangeSet outer;
     for (const NodeRef& store : kernel_->src) outer = merge(outer, live_.at(store.get()));
+    size_t launch_prefix = 0;  // outer loops up to the last GLOBAL/LOCAL one
     for (size_t i = 0; i < outer.size(); i++) {
-      if (i > 0) emit_placeable_accumulates();
+      AxisType t = outer[i]->get_arg<RangeArg>().type;
+      if (t == AxisType::GLOBAL || t == AxisType::LOCAL) launch_prefix = i + 1;
+    }
+    for (size_t i = 0; i < outer.size(); i++) {
+      if (i > 0 && i >= launch_prefix) emit_placeable_accumulates();
       open(outer[i]);
     }
     for (const NodeRef& store : kernel_->src) emit(store.get());
