@@ -89,18 +89,10 @@ TrainStep::TrainStep(Llama& model, TrainStepOptions options) : model_(model), o_
   for (Replica& r : replicas_)
     if (r.remote) init_remote_replica(r);
 
-  if (parallel()) {  // buckets of consecutive parameters
-    const nn::ParamList& ps = first().masters;
-    int64_t bytes = 0;
-    for (size_t i = 0; i < ps.size(); i++) {
-      int64_t b = ps.items()[i].second.numel() * 4;
-      if (buckets_.empty() || (bytes > 0 && bytes + b > o_.bucket_bytes)) {
-        buckets_.emplace_back();
-        bytes = 0;
-      }
-      buckets_.back().push_back(i);
-      bytes += b;
-    }
+  if (parallel()) {  // runs of the flat gradient buffer of at most bucket_bytes (aligned)
+    int64_t total = first().opt->layout().numel(), align = nn::FlatLayout::kAlign;
+    int64_t per = std::max<int64_t>(align, o_.bucket_bytes / 4 / align * align);
+    for (int64_t b = 0; b < total; b += per) buckets_.emplace_back(b, std::min(total, b + per));
   }
   if (o_.jit) {
     micro_jit_ = std::make_unique<Jit>([this](const std::vector<Tensor>& in) { return micro_fn(in); });
@@ -110,27 +102,19 @@ TrainStep::TrainStep(Llama& model, TrainStepOptions options) : model_(model), o_
 }
 
 // Stand-ins of the first local replica's tensors on another process's device: no memory here; the
-// kernels that would write them run on that process.
+// kernels that would write them run on that process (the optimizer's flat buffers included).
 void TrainStep::init_remote_replica(Replica& r) {
   const Replica& like = first();
   for (const auto& [n, p] : like.masters) {
     Tensor m = Tensor::empty(p.shape(), dtypes::float32, r.device);
     m.requires_grad(true);
     r.masters.add(n, m);
-    r.grad_acc.push_back(Tensor::empty(p.shape(), dtypes::float32, r.device));
   }
-  if (o_.optimizer == "adamw")
-    r.opt = std::make_unique<nn::AdamW>(r.masters, o_.adamw);
-  else
-    r.opt = std::make_unique<nn::SGD>(r.masters, o_.sgd);
+  make_optimizer(r);
   r.scalars = Tensor::empty({like.opt->upload_scalars().numel()}, dtypes::float32, r.device);
   r.loss_acc = Tensor::empty({1}, dtypes::float32, r.device);
   r.eval_loss = Tensor::empty({1}, dtypes::float32, r.device);
-  if (o_.compute == dtypes::float32) {
-    r.compute = r.masters;
-    return;
-  }
-  for (const auto& [n, p] : like.masters) r.compute.add(n, Tensor::empty(p.shape(), o_.compute, r.device));
+  make_compute(r);
 }
 
 void TrainStep::init_replica(Replica& r) {
@@ -138,26 +122,37 @@ void TrainStep::init_replica(Replica& r) {
   for (const auto& [n, p] : r.masters)
     LG_USER_CHECK(p.dtype() == dtypes::float32, "train: master weight \"", n, "\" is ", name(p.dtype()),
                   "; master weights must be float32");
+  make_optimizer(r);
+  if (parallel()) r.loss_acc = nn::init::zeros({1}, dtypes::float32, r.device);
+  make_compute(r);
+  if (o_.compute != dtypes::float32) r.model->bind(r.compute);
+}
+
+// The optimizer moves the masters into its flat buffer (the model's parameters become views of it)
+// and holds the flat gradient sums. "none": no optimizer, no gradient buffers.
+void TrainStep::make_optimizer(Replica& r) {
   if (o_.optimizer == "adamw")
     r.opt = std::make_unique<nn::AdamW>(r.masters, o_.adamw);
   else if (o_.optimizer == "sgd")
     r.opt = std::make_unique<nn::SGD>(r.masters, o_.sgd);
-  if (r.opt)  // "none": forward and backward only, no gradient buffers
-    for (const auto& [n, p] : r.masters) r.grad_acc.push_back(nn::init::zeros(p.shape(), dtypes::float32, r.device));
-  if (parallel()) r.loss_acc = nn::init::zeros({1}, dtypes::float32, r.device);
+}
+
+// The compute copies: views of one bfloat16 buffer in the optimizer's layout (recast by one kernel
+// per update), or, with no optimizer, one copy per master; float32 compute uses the masters.
+void TrainStep::make_compute(Replica& r) {
   if (o_.compute == dtypes::float32) {
     r.compute = r.masters;
     return;
   }
   std::vector<Tensor> copies;
-  for (const auto& [n, p] : r.masters) {
-    Tensor c = p.cast(o_.compute).contiguous();
-    copies.push_back(c);
-    r.compute.add(n, c);
+  if (r.opt) {
+    r.compute_flat = r.opt->flat_params().cast(o_.compute).contiguous().realize();
+    for (size_t i = 0; i < r.masters.size(); i++) copies.push_back(r.opt->layout().view(r.compute_flat, i));
+  } else {
+    for (const auto& [n, p] : r.masters) copies.push_back(p.cast(o_.compute).contiguous());
+    Tensor::realize(copies);
   }
-  Tensor::realize(copies);
-  for (Tensor& c : copies) c.requires_grad(true);
-  r.model->bind(r.compute);
+  for (size_t i = 0; i < copies.size(); i++) r.compute.add(r.masters.items()[i].first, copies[i].requires_grad(true));
 }
 
 // The caller's model goes back to its float32 masters (bound to the compute copies while training).
@@ -221,7 +216,12 @@ std::vector<Tensor> TrainStep::micro_fn(const std::vector<Tensor>& in) {
       Tensor c = r.compute.items()[i].second;
       Tensor g = c.grad();
       if (!g.defined()) continue;
-      outs.push_back(r.opt ? r.grad_acc[i].assign(r.grad_acc[i] + g.cast(dtypes::float32)) : g);
+      if (r.opt) {
+        Tensor acc = r.opt->grad_view(i);
+        outs.push_back(acc.assign(acc + g.cast(dtypes::float32)));
+      } else {
+        outs.push_back(g);
+      }
       c.set_grad(Tensor());
     }
   }
@@ -229,54 +229,45 @@ std::vector<Tensor> TrainStep::micro_fn(const std::vector<Tensor>& in) {
   return {losses[0]};
 }
 
-// in: each local replica's optimizer scalars. Sums the gradients over all devices (data parallel),
-// then for every replica (stand-ins included, so every process builds the same graph): clip,
-// update, recast the compute copies, zero the sums. Returns the first local replica's gradient norm
-// before clipping and, data parallel, the step's loss over all devices.
+// in: each local replica's optimizer scalars. Data parallel: first sums the flat gradient buffers
+// over all devices, bucket by bucket, writing each sum back into its run (one schedule; the update
+// must read the buffers after those writes, so it is a second schedule). Then for every replica
+// (stand-ins included, so every process builds the same graph): clip, update, recast the compute
+// copies, zero the sums. Returns the first local replica's gradient norm before clipping and, data
+// parallel, the step's loss over all devices.
 std::vector<Tensor> TrainStep::update_fn(const std::vector<Tensor>& in) {
   size_t n = replicas_.size();
-  std::vector<std::vector<Tensor>> grads(n);
-  std::vector<Tensor> loss_total(n);
+  std::vector<Tensor> outs, loss_total(n);
   if (parallel()) {
-    for (auto& g : grads) g.resize(first().grad_acc.size());
-    for (const std::vector<size_t>& bucket : buckets_) {
+    for (const auto& [begin, end] : buckets_) {
       std::vector<std::vector<Tensor>> xs(n);
-      for (size_t r = 0; r < n; r++)
-        for (size_t i : bucket) xs[r].push_back(replicas_[r].grad_acc[i]);
+      for (size_t r = 0; r < n; r++) xs[r].push_back(replicas_[r].opt->grads().slice(0, begin, end));
       std::vector<std::vector<Tensor>> sums = sum_over_devices(xs);
-      for (size_t r = 0; r < n; r++)
-        for (size_t k = 0; k < bucket.size(); k++) grads[r][bucket[k]] = sums[r][k];
+      for (size_t r = 0; r < n; r++) {
+        Tensor run = replicas_[r].opt->grads().slice(0, begin, end);
+        outs.push_back(run.assign(sums[r][0]));
+      }
     }
     std::vector<std::vector<Tensor>> xs;
     for (const Replica& r : replicas_) xs.push_back({r.loss_acc});
     std::vector<std::vector<Tensor>> sums = sum_over_devices(xs);
-    for (size_t r = 0; r < n; r++) loss_total[r] = sums[r][0].reshape({});
-  } else {
-    grads[0] = replicas_[0].grad_acc;
+    for (size_t r = 0; r < n; r++) outs.push_back(loss_total[r] = sums[r][0].reshape({}));
+    Tensor::realize(outs);
+    outs.clear();
   }
-  std::vector<Tensor> outs, norms(n);
+  std::vector<Tensor> norms(n);
   size_t next_input = 0;
   for (size_t k = 0; k < n; k++) {
     Replica& r = replicas_[k];
-    for (size_t i = 0; i < r.grad_acc.size(); i++) Tensor(r.masters.items()[i].second).set_grad(grads[k][i]);
-    double bound = o_.clip > 0 ? o_.clip : std::numeric_limits<double>::infinity();
-    norms[k] = nn::clip_grad_norm(r.masters, bound);
+    norms[k] = r.opt->clip_flat_grads(o_.clip > 0 ? o_.clip : std::numeric_limits<double>::infinity());
     std::vector<Tensor> update = r.opt->build_step(r.remote ? r.scalars : in[next_input++]);
     outs.insert(outs.end(), update.begin(), update.end());
     outs.push_back(norms[k]);
-    for (size_t i = 0; i < r.grad_acc.size(); i++) {
-      Tensor master = r.masters.items()[i].second;  // after build_step: the updated value
-      if (o_.compute != dtypes::float32) {
-        Tensor c = r.compute.items()[i].second;
-        outs.push_back(c.assign(master.cast(o_.compute)));
-      }
-      outs.push_back(r.grad_acc[i].assign(Tensor::zeros(r.grad_acc[i].shape(), dtypes::float32, r.device)));
-      master.set_grad(Tensor());
-    }
-    if (parallel()) {
-      outs.push_back(loss_total[k]);
-      outs.push_back(r.loss_acc.assign(Tensor::zeros({1}, dtypes::float32, r.device)));
-    }
+    if (o_.compute != dtypes::float32)  // flat_params(): the updated value
+      outs.push_back(r.compute_flat.assign(r.opt->flat_params().cast(o_.compute)));
+    Tensor grads = r.opt->grads();
+    outs.push_back(grads.assign(Tensor::zeros(grads.shape(), dtypes::float32, r.device)));
+    if (parallel()) outs.push_back(r.loss_acc.assign(Tensor::zeros({1}, dtypes::float32, r.device)));
   }
   Tensor::realize(outs);
   size_t f = local_[0];
@@ -341,17 +332,13 @@ size_t TrainStep::planned_bytes() const {
 }
 
 void TrainStep::reset_optimizer() {
-  std::vector<Tensor> outs;
   for (Replica& r : replicas_) {
     if (!r.opt) continue;
-    if (!r.remote)
-      for (auto& [name, t] : r.opt->state()) {
-        Tensor s = t;
-        outs.push_back(s.assign(Tensor::zeros(s.shape(), s.dtype(), s.device())));
-      }
-    r.opt->set_steps(0);
+    if (r.remote)
+      r.opt->set_steps(0);
+    else
+      r.opt->reset_state();
   }
-  Tensor::realize(outs);
 }
 
 void TrainStep::refresh_compute() {
@@ -359,16 +346,19 @@ void TrainStep::refresh_compute() {
   const Replica& from = first();
   for (size_t k = 1; k < local_.size(); k++) {  // the first replica's masters and optimizer state, copied
     Replica& r = replicas_[local_[k]];
-    for (size_t i = 0; i < r.masters.size(); i++) {
-      Tensor p = r.masters.items()[i].second;
-      outs.push_back(p.assign(from.masters.items()[i].second.to(r.device)));
-    }
-    if (r.opt) {
-      nn::ParamList src = from.opt->state(), dst = r.opt->state();
-      for (size_t i = 0; i < dst.size(); i++) {
-        Tensor s = dst.items()[i].second;
-        outs.push_back(s.assign(src.items()[i].second.to(r.device)));
+    if (!r.opt) {
+      for (size_t i = 0; i < r.masters.size(); i++) {
+        Tensor p = r.masters.items()[i].second;
+        outs.push_back(p.assign(from.masters.items()[i].second.to(r.device)));
       }
+      continue;
+    }
+    Tensor flat = r.opt->flat_params();
+    outs.push_back(flat.assign(from.opt->flat_params().to(r.device)));
+    nn::ParamList src = from.opt->state(), dst = r.opt->state();
+    for (size_t i = 0; i < dst.size(); i++) {
+      Tensor s = dst.items()[i].second;
+      outs.push_back(s.assign(src.items()[i].second.to(r.device)));
     }
   }
   for (Replica& r : replicas_)
@@ -378,6 +368,10 @@ void TrainStep::refresh_compute() {
   if (o_.compute == dtypes::float32) return;
   for (size_t k : local_) {
     Replica& r = replicas_[k];
+    if (r.opt) {
+      outs.push_back(r.compute_flat.assign(r.opt->flat_params().cast(o_.compute)));
+      continue;
+    }
     for (size_t i = 0; i < r.compute.size(); i++) {
       Tensor c = r.compute.items()[i].second;
       outs.push_back(c.assign(r.masters.items()[i].second.cast(o_.compute)));

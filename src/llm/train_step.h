@@ -2,15 +2,19 @@
 // One optimizer step of a Llama model: micro-batches with gradient accumulation, global-norm
 // clipping and AdamW, with float32 master weights and optional bfloat16 compute; plus evaluation.
 //
-// Buffers that live across steps (all realized once, written with assign):
-//   masters    float32 parameters (the model's own), owned by the AdamW optimizer
-//   compute    bfloat16 copies the model is bound to (compute dtype bf16), recast after each update;
-//              for float32 compute the masters themselves
-//   grad_acc   float32 gradient sums over the micro-batches of a step, zeroed by the update
+// Buffers that live across steps (all realized once, written with assign), each one flat buffer in
+// the optimizer's layout (nn/flat_layout.h) whose runs are the per-parameter tensors:
+//   masters    float32 parameters (the model's own, moved into the optimizer's flat buffer)
+//   compute    bfloat16 copies the model is bound to (compute dtype bf16), recast after each update
+//              by one kernel; for float32 compute the masters themselves
+//   grad_acc   the optimizer's float32 gradient buffer: sums over the micro-batches of a step,
+//              zeroed by the update (one kernel)
+//   m, v       AdamW's state
 // Per step:
-//   micro (x grad_accum)   loss_sum/T forward + backward; grad_acc += float32(grad)   [Jit "micro"]
-//   update                 grad = grad_acc; norm = clip(grad); AdamW; compute = cast(masters);
-//                          grad_acc = 0                                                 [Jit "update"]
+//   micro (x grad_accum)   loss_sum/T forward + backward; grad_acc[run] += float32(grad)  [Jit "micro"]
+//   update                 norm = |grad_acc| (one flat reduction); AdamW's m, v and p over the
+//                          flat buffers (one kernel each, the clip scale applied inside); compute =
+//                          cast(masters); grad_acc = 0: about 6 kernels whatever the model [Jit "update"]
 // where T = micro_batch * seq_len * grad_accum, so grad_acc ends as the gradient of the mean token
 // loss of the whole step. The per-step AdamW numbers enter the update as an input tensor, so both
 // captured steps replay with no scheduling (docs/jit.md); with jit off the same functions run eagerly.
@@ -18,8 +22,8 @@
 // Data parallel (options.devices, docs/distributed.md): one replica of all of the above per device;
 // each device runs the rows [g*M/n, (g+1)*M/n) of every micro-batch of M rows (g its position in the
 // global device list of n devices). The update first sums grad_acc over all devices with one
-// allreduce per bucket of parameters (bucket_bytes of float32 gradients: a few large transfers, not
-// one per small tensor), once per step, not per micro-batch; every replica then clips and updates
+// allreduce per bucket (a run of bucket_bytes of the flat gradient buffer: a few large transfers,
+// not one per small tensor), once per step, not per micro-batch; every replica then clips and updates
 // identically (the reduced gradients are bitwise equal), so the replicas never drift apart.
 // Devices of other processes ("CPU:0@1") have stand-in replicas here: buffers of the same shapes
 // that hold no memory. Every process builds the update for every replica, so all processes schedule
@@ -80,6 +84,8 @@ class TrainStep {
   const TrainStepOptions& options() const { return o_; }
   // Bytes of the captured steps' planned intermediates (0 before capture).
   size_t planned_bytes() const;
+  // Kernels and copies the captured optimizer update replays per step (0 before capture).
+  size_t update_items() const { return update_jit_ && update_jit_->captured() ? update_jit_->captured_items() : 0; }
   // After replica 0's masters or optimizer state were overwritten (checkpoint load): copy them to
   // the other replicas and recast the compute copies.
   void refresh_compute();
@@ -97,8 +103,8 @@ class TrainStep {
     int64_t rows_begin = 0;  // its rows of every micro-batch
     std::unique_ptr<Llama> owned;
     Llama* model = nullptr;
-    nn::ParamList masters, compute;
-    std::vector<Tensor> grad_acc;
+    nn::ParamList masters, compute;  // views of the optimizer's and of compute_flat (with an optimizer)
+    Tensor compute_flat;             // bfloat16 compute with an optimizer: the buffer compute views
     Tensor loss_acc;    // float32 (1): the step's loss share of its rows (data parallel only)
     Tensor scalars;     // remote: stand-in of the optimizer's per-step scalars
     Tensor eval_loss;   // remote: stand-in of an eval batch's loss share (1)
@@ -106,6 +112,8 @@ class TrainStep {
   };
   void init_replica(Replica& r);
   void init_remote_replica(Replica& r);
+  void make_optimizer(Replica& r);
+  void make_compute(Replica& r);
   bool parallel() const { return replicas_.size() > 1; }
   int64_t rows() const { return o_.micro_batch / static_cast<int64_t>(replicas_.size()); }
   Replica& first() { return replicas_[local_[0]]; }
@@ -123,7 +131,7 @@ class TrainStep {
   TrainStepOptions o_;
   std::vector<Replica> replicas_;    // every device of the run, in global order
   std::vector<size_t> local_;        // this process's replicas
-  std::vector<std::vector<size_t>> buckets_;  // parameter indices per allreduce bucket
+  std::vector<std::pair<int64_t, int64_t>> buckets_;  // runs of the flat gradient buffer per allreduce
   std::unique_ptr<Jit> micro_jit_, update_jit_, eval_jit_;
 };
 

@@ -1,12 +1,20 @@
 #pragma once
 // Optimizers and global-norm gradient clipping.
 //
-// step() builds the update of every parameter that has a gradient as lazy graphs, writes the new
-// values with Tensor::assign (parameters and optimizer state keep their buffers), and realizes all
-// of it, plus any tensors the caller passes (the loss, the gradient norm), in ONE Tensor::realize
-// call: one schedule per step, which fuses into a few kernels instead of one per parameter and op.
-// Per-step numbers (learning rate, bias corrections) enter as one small uploaded buffer, so the
-// kernels of every step are the same and compile once.
+// Storage (nn/flat_layout.h): an optimizer keeps its parameters, their float32 gradients and its
+// state as runs of one flat buffer each. Constructing it moves the parameters there: every
+// parameter handle (and so the model holding it) becomes a view of the flat parameter buffer
+// (Tensor::replace), with the same values. Parameters are grouped (AdamW: by weight decay) and
+// each group is one run, so the update of the whole set is a few kernels over the flat buffers
+// (AdamW: m, v and p, one kernel each), not several per parameter.
+//
+// step() first writes every parameter's lazy gradient into its run of the gradient buffer (in one
+// schedule with anything passed in `also`, e.g. the loss: forward, backward and the gradient
+// writes fuse), then builds and realizes the update in a second schedule. Callers that accumulate
+// gradients in grads() themselves (llm::TrainStep) build the update directly with build_step().
+// Per-step numbers (learning rate, bias corrections, per-group decay factors) enter as one small
+// uploaded buffer, so the kernels of every step are the same and compile once.
+#include "nn/flat_layout.h"
 #include "nn/params.h"
 
 namespace lg::nn {
@@ -14,40 +22,74 @@ namespace lg::nn {
 class Optimizer {
  public:
   virtual ~Optimizer() = default;
-  // Updates the parameters (those without a gradient are left as they are) and realizes `also` in
-  // the same schedule. Increments steps().
+  // Updates the parameters that have a gradient (p.grad(); the others are left as they are),
+  // realizing `also` with the gradient writes. Clears the gradients. Increments steps().
   void step(const std::vector<Tensor>& also = {});
-  // The two halves of step(), for a step captured by the Jit (where host uploads inside the captured
-  // function are frozen): upload_scalars() makes this step's per-step numbers (from lr() and
-  // steps()) as a float32 tensor, to be passed into the Jit as an input; build_step(scalars) builds
-  // the update lazily (parameter and state assigns, returned for the caller to realize together
-  // with anything else) and increments steps(). A replay that does not call build_step must
-  // advance steps() itself (set_steps).
+  // The halves of an update from grads(), for a step captured by the Jit (where host uploads
+  // inside the captured function are frozen): upload_scalars() makes this step's per-step numbers
+  // (from lr() and steps()) as a float32 tensor, to be passed into the Jit as an input;
+  // build_step(scalars) builds the update of every parameter from grads() (scaled by a pending
+  // clip_flat_grads()) lazily, returns the parameter and state assigns for the caller to realize
+  // together with anything else, and increments steps(). A replay that does not call build_step
+  // must advance steps() itself (set_steps). grads() is left as it was.
   Tensor upload_scalars() const;
   std::vector<Tensor> build_step(const Tensor& scalars);
-  // Clears the gradient of every parameter.
+  // Global-norm clipping of grads() (one reduction over the flat buffer, accumulated in float64):
+  // returns the norm (lazy, float32 scalar); the next build_step() scales the gradients by
+  // min(1, max_norm / (norm + 1e-6)) inside the update kernels.
+  Tensor clip_flat_grads(double max_norm);
+  // Clears the gradient (p.grad()) of every parameter.
   void zero_grad();
   void set_lr(double lr) { lr_ = lr; }
   double lr() const { return lr_; }
   int64_t steps() const { return steps_; }
   void set_steps(int64_t s) { steps_ = s; }  // for resuming from a checkpoint
   const ParamList& params() const { return params_; }
-  // The optimizer's state tensors, named "<state>.<param name>" (for checkpoints). Assigning into
-  // them (Tensor::assign) restores a saved state.
+
+  // The flat buffers: layout(), the parameters (the buffer they view; float32 or their dtype) and
+  // the float32 gradients (zero until written; grad_view(i) is parameter i's run).
+  const FlatLayout& layout() const { return layout_; }
+  const Tensor& flat_params() const { return flat_params_; }
+  const Tensor& grads() const { return grads_; }
+  Tensor grad_view(size_t i) const { return layout_.view(grads_, i); }
+  // The optimizer's state tensors, named "<state>.<param name>" (for checkpoints): views of the
+  // flat state buffers, so assigning into them (Tensor::assign) restores a saved state.
   virtual ParamList state() const = 0;
+  // Zeroes the state buffers and the step count.
+  void reset_state();
 
  protected:
-  Optimizer(ParamList params, double lr);
-  // The per-step scalars (already in double precision), and the lazy new value of parameter i given
-  // its gradient and those scalars; implementations assign their state tensors inside and list them
-  // with stage() so step() realizes them in the same schedule.
+  // group_of[i]: parameter i's group (0, 1, ...): the parameters of a group share the per-step
+  // numbers that differ between groups (AdamW's weight decay).
+  Optimizer(ParamList params, double lr, const std::vector<int>& group_of);
+  // A float32 state buffer of the layout's size (zeros), registered for reset_state().
+  Tensor& add_state(const std::string& prefix);
+  ParamList state_views() const;
+  // The per-step scalars (in double precision, rounded to float32 on upload).
   virtual std::vector<double> step_scalars() const = 0;
-  virtual Tensor updated(size_t i, const Tensor& grad, const Tensor& scalars) = 0;
-  void stage(Tensor& state, const Tensor& value) { staged_.push_back(state.assign(value)); }
+  // The new value of the flat elements [begin, end) (whole groups or whole parameters): p their
+  // current float32 values, g their (clipped) float32 gradients. Implementations write their
+  // state runs with stage() (an assign realized in the same schedule; returns its value).
+  virtual Tensor updated(int64_t begin, int64_t end, const Tensor& p, const Tensor& g, const Tensor& scalars) = 0;
+  Tensor stage(const Tensor& state, int64_t begin, int64_t end, const Tensor& value);
+  // Scalar k of the per-step buffer, as a float32 0-d tensor.
+  static Tensor scalar_at(const Tensor& scalars, int64_t k);
+  // For the elements [begin, end): per_group[g] where the element is in group g (a 1-D tensor
+  // selected by the element's index when the run spans several groups, else a 0-d one).
+  Tensor by_group(int64_t begin, int64_t end, const std::vector<Tensor>& per_group) const;
+
   ParamList params_;
-  std::vector<Tensor> staged_;  // state assigns of the step being built
+  FlatLayout layout_;
+  Tensor flat_params_, grads_;
+  std::vector<std::pair<std::string, Tensor>> state_;  // flat state buffers by name prefix
+  std::vector<Tensor> staged_;                           // state assigns of the step being built
   double lr_;
   int64_t steps_ = 0;  // completed steps; the step being built is steps_ + 1
+
+ private:
+  // The update of the runs [begin, end) listed, from grads().
+  std::vector<Tensor> build_update(const Tensor& scalars, const std::vector<std::pair<int64_t, int64_t>>& runs);
+  Tensor clip_coef_;  // pending clip_flat_grads() scale (undefined: none)
 };
 
 // AdamW as PyTorch (torch.optim.AdamW, foreach=False) and the MLPerf reference run it, per parameter
@@ -72,10 +114,10 @@ class AdamW : public Optimizer {
 
  private:
   std::vector<double> step_scalars() const override;
-  Tensor updated(size_t i, const Tensor& grad, const Tensor& scalars) override;
+  Tensor updated(int64_t begin, int64_t end, const Tensor& p, const Tensor& g, const Tensor& scalars) override;
   AdamWConfig cfg_;
-  std::vector<double> decay_;  // per parameter
-  std::vector<Tensor> m_, v_;
+  std::vector<double> decay_;        // per parameter
+  std::vector<double> group_decay_;  // per group (groups: distinct decays, in order of appearance)
 };
 
 // SGD with momentum as torch.optim.SGD (dampening 0): d = g + wd*p; buf <- momentum*buf + d (the
@@ -93,9 +135,8 @@ class SGD : public Optimizer {
 
  private:
   std::vector<double> step_scalars() const override;
-  Tensor updated(size_t i, const Tensor& grad, const Tensor& scalars) override;
+  Tensor updated(int64_t begin, int64_t end, const Tensor& p, const Tensor& g, const Tensor& scalars) override;
   SGDConfig cfg_;
-  std::vector<Tensor> buf_;
 };
 
 // Global-norm clipping as torch.nn.utils.clip_grad_norm_: norm = sqrt(sum_p ||g_p||^2), each

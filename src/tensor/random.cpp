@@ -2,7 +2,9 @@
 // 1, 2, 3", SC 2011) written as tensor ops, so the compiler fuses it into the consuming kernel.
 // Element i of the k-th random tensor since manual_seed(s) uses counter (offset_k + i) and key s,
 // where offset_k is the number of elements drawn before it: the values do not depend on evaluation
-// order or device.
+// order or device. The key and offset enter the kernel as a small uploaded buffer, not as
+// constants, so all random tensors of one shape and dtype share one compiled kernel (a model's
+// initialization compiles a kernel per distinct shape, not per parameter).
 #include <array>
 #include <atomic>
 #include <cmath>
@@ -40,16 +42,18 @@ std::pair<Tensor, Tensor> mulhilo(const Tensor& a, uint32_t m) {
   return {hi.cast(dtypes::uint32), p.cast(dtypes::uint32)};
 }
 
-// The four 32-bit outputs of Philox4x32-10 for counters (c0, c1, 0, 0) and key (k0, k1).
-std::array<Tensor, 4> philox(Tensor c0, Tensor c1, uint32_t k0, uint32_t k1) {
+// The four 32-bit outputs of Philox4x32-10 for counters (c0, c1, 0, 0) and key (k0, k1) (0-d
+// uint32 tensors; round r's key is k + r * Weyl constant, mod 2^32).
+std::array<Tensor, 4> philox(Tensor c0, Tensor c1, const Tensor& k0, const Tensor& k1) {
   Tensor c2 = u32(0, c0).expand(c0.shape()), c3 = c2;
+  uint32_t w0 = 0, w1 = 0;  // r * Weyl, wrapping
   for (int round = 0; round < 10; round++) {
     auto [hi0, lo0] = mulhilo(c0, kMul0);
     auto [hi1, lo1] = mulhilo(c2, kMul1);
-    Tensor n0 = hi1.bitwise_xor(c1).bitwise_xor(u32(k0, c0));
-    Tensor n2 = hi0.bitwise_xor(c3).bitwise_xor(u32(k1, c0));
+    Tensor n0 = hi1.bitwise_xor(c1).bitwise_xor(round ? k0.add(u32(w0, c0)) : k0);
+    Tensor n2 = hi0.bitwise_xor(c3).bitwise_xor(round ? k1.add(u32(w1, c0)) : k1);
     c0 = n0, c1 = lo1, c2 = n2, c3 = lo0;
-    k0 += kWeyl0, k1 += kWeyl1;
+    w0 += kWeyl0, w1 += kWeyl1;
   }
   return {c0, c1, c2, c3};
 }
@@ -66,14 +70,16 @@ std::array<Tensor, 4> random_words(const Shape& shape, const std::string& device
     rng().offset += static_cast<uint64_t>(n);
   }
   Tensor idx(make(Op::IOTA, dtypes::uint64, {detail::device_of(device)}, n));
-  Tensor counter = idx.add(
-      detail::scalar(static_cast<double>(offset), dtypes::uint64, NodeRef::share(idx.node()->device)));
+  Tensor position = Tensor::from_vector<uint64_t>({seed, offset}, {2}, device);  // (key, offset)
+  Tensor key = position.slice(0, 0, 1).reshape({});
+  Tensor counter = idx.add(position.slice(0, 1, 2).reshape({}));
   Tensor lo = counter.cast(dtypes::uint32);
   Tensor hi =
       Tensor(alu(Op::SHR, counter.node(),
                  detail::scalar(32, dtypes::uint64, NodeRef::share(idx.node()->device)).expand({n}).node()))
           .cast(dtypes::uint32);
-  std::array<Tensor, 4> w = philox(lo, hi, static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32));
+  Tensor key_hi = Tensor(alu(Op::SHR, key.node(), detail::scalar(32, dtypes::uint64, NodeRef::share(key.node()->device)).node()));
+  std::array<Tensor, 4> w = philox(lo, hi, key.cast(dtypes::uint32), key_hi.cast(dtypes::uint32));
   for (Tensor& t : w) t = t.reshape(shape);
   return w;
 }

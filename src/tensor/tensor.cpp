@@ -130,6 +130,15 @@ Tensor& Tensor::assign(const Tensor& value) {
   return *this;
 }
 
+Tensor& Tensor::replace(const Tensor& value) {
+  LG_USER_CHECK(value.shape() == shape() && value.dtype() == dtype(), "replace: value of shape ",
+                detail::shape_str(value.shape()), " ", name(value.dtype()), " for a tensor of shape ",
+                detail::shape_str(shape()), " ", name(dtype()), "; they must match");
+  detail::check_same_device(*this, value, "replace");
+  state_->node = value.node();  // the same values: requires_grad and grad still hold
+  return *this;
+}
+
 std::vector<uint8_t> Tensor::to_host() const {
   Tensor t = *this;  // shares this tensor's state: realizing it realizes this one
   t.realize();

@@ -199,6 +199,12 @@ class Tensor {
   // realized 1-D tensor) writes into that part of the buffer: every tensor viewing the buffer sees
   // it. Other views are first made contiguous (the write then goes to the copy).
   Tensor& assign(const Tensor& value);
+  // Makes this handle (every copy of it) hold value's graph instead of its own: same shape, dtype
+  // and device (checked). Nothing is computed or written, and requires_grad and grad() are kept:
+  // value must hold the same values (the caller's promise).
+  // For moving realized tensors into shared storage (nn::FlatLayout: the optimizer makes its
+  // parameters views of one flat buffer, and the model holding them sees the views).
+  Tensor& replace(const Tensor& value);
   // Realizes and copies to the host. to_host gives the raw elements (row-major, the dtype's bytes);
   // to_vector requires T to be this dtype's C++ type.
   template <class T>

@@ -50,6 +50,30 @@ TEST(TrainStep, JitReplayEqualsEagerBitForBit) {
   EXPECT_EQ(params[0], params[1]);
 }
 
+// The update works on flat buffers (masters, gradient sums, m, v, bf16 copies): the same few
+// kernels whatever the number of layers (norm, m, v, p, recast, zero fill; the norm's reduction may
+// be split in two), not several per parameter.
+TEST(TrainStep, UpdateIsAFewKernelsWhateverTheModelSize) {
+  std::vector<size_t> items;
+  for (int64_t layers : {1, 4}) {
+    Tensor::manual_seed(23);
+    LlamaConfig c = micro();
+    c.n_layers = layers;
+    Llama m(c);
+    TrainStep ts(m, options(2, 1, dtypes::bfloat16, true));
+    for (int s = 0; s < 3; s++) {
+      Data d = batch(s, 2, 8);
+      ts.step({{d.tokens.data(), d.labels.data()}}, 1e-2);
+    }
+    items.push_back(ts.update_items());
+    EXPECT_EQ(m.params().items().size(), static_cast<size_t>(3 + 9 * layers));
+  }
+  for (size_t n : items) {
+    EXPECT_GE(n, 6u);
+    EXPECT_LE(n, 7u);
+  }
+}
+
 // Two micro-batches of 2 accumulate to the gradient of one batch of 4 (same mean loss).
 TEST(TrainStep, AccumulationEqualsOneBigBatch) {
   Data d = batch(0, 4, 8);

@@ -9,7 +9,10 @@
 
 #include "nn/lr_schedule.h"
 #include "nn/optim.h"
+#include "base/error.h"
 #include "runtime/realize.h"
+#include "schedule/schedule.h"
+#include "tensor/jit.h"
 
 namespace lg::nn {
 namespace {
@@ -115,6 +118,76 @@ TEST(AdamW, StepIsOneScheduleWhoseKernelsCompileOnce) {
   opt.set_lr(5e-4);
   opt.step();
   EXPECT_EQ(programs_built(), built);  // new LR and step count, same kernels
+}
+
+// The parameters live in one flat buffer (views of it, same values), and the update of all of them,
+// in two weight-decay groups, is three kernels (m, v, p), whatever their number.
+TEST(AdamW, UpdateIsThreeKernelsOverTheFlatBuffers) {
+  ParamList ps;
+  std::vector<std::vector<float>> init;
+  for (int i = 0; i < 6; i++) {
+    init.push_back({1.0f + i, 2, 3, 4 - 0.5f * i});
+    ps.add("w" + std::to_string(i), param(init.back(), i % 2 ? Shape{4} : Shape{2, 2}));
+  }
+  AdamW opt(ps, AdamWConfig{.lr = 0.1});
+  EXPECT_EQ(opt.layout().groups(), 2);
+  for (size_t i = 0; i < ps.size(); i++) {
+    EXPECT_EQ(ps.items()[i].second.to_vector<float>(), init[i]) << i;  // the caller's handles now view the flat buffer
+    EXPECT_EQ(view_base(ps.items()[i].second.node().get()), view_base(opt.flat_params().node().get()));
+  }
+  Jit update([&](const std::vector<Tensor>& in) {
+    Tensor::realize(opt.build_step(in[0]));
+    return std::vector<Tensor>{};
+  });
+  for (int s = 0; s < 3; s++) {
+    std::vector<Tensor> writes;
+    for (size_t i = 0; i < ps.size(); i++) {
+      Tensor g = opt.grad_view(i);
+      writes.push_back(g.assign(Tensor::full(g.shape(), 0.5)));
+    }
+    Tensor::realize(writes);
+    update({opt.upload_scalars()});
+  }
+  EXPECT_EQ(update.captured_items(), 3u);
+  // p = 1 after three steps of g = 0.5: Adam's step is lr each time (m^/sqrt(v^) = 1, up to eps);
+  // the 2-D parameters also decay by (1 - lr*wd) per step, the 1-D ones do not.
+  double adam = 0.1 * 0.5 / (0.5 + 1e-5);
+  double p_nodecay = 3 - 3 * adam, p_decay = ((3 * 0.99 - adam) * 0.99 - adam) * 0.99 - adam;
+  EXPECT_NEAR(ps.items()[0].second.to_vector<float>()[2], p_decay, 1e-6);
+  EXPECT_NEAR(ps.items()[1].second.to_vector<float>()[2], p_nodecay, 1e-6);
+}
+
+// A parameter without a gradient is left as it is (its state too), between updated neighbours.
+TEST(AdamW, ParametersWithoutAGradientAreLeftAsTheyAre) {
+  Tensor a = param({2}, {1, 1}), b = param({5, 6}, {1, 2}), c = param({2}, {1, 1});
+  ParamList ps;
+  ps.add("a", a);
+  ps.add("b", b);
+  ps.add("c", c);
+  AdamW opt(ps, AdamWConfig{.lr = 0.1});
+  for (int s = 0; s < 2; s++) {
+    a.set_grad(Tensor::from_vector<float>({0.5f}, {1, 1}));
+    c.set_grad(Tensor::from_vector<float>({0.5f}, {1, 1}));
+    opt.step();
+  }
+  double adam = 0.1 * 0.5 / (0.5 + 1e-5), want = (2 * 0.99 - adam) * 0.99 - adam;
+  EXPECT_NEAR(a.to_vector<float>()[0], want, 2e-7);
+  EXPECT_NEAR(c.to_vector<float>()[0], want, 2e-7);
+  EXPECT_EQ(b.to_vector<float>(), (std::vector<float>{5, 6}));
+  EXPECT_EQ(opt.state().at("exp_avg.b").to_vector<float>(), (std::vector<float>{0, 0}));
+  EXPECT_FALSE(a.grad().defined());  // step() consumed the gradients
+}
+
+TEST(Optimizer, ParametersOfTwoDtypesOrTheSameTensorTwiceAreUserErrors) {
+  ParamList mixed;
+  mixed.add("a", param({1, 2}, {2}));
+  mixed.add("b", Tensor::from_vector<float>({1, 2}, {2}).cast(dtypes::bfloat16).contiguous().realize());
+  EXPECT_THROW(AdamW(mixed, AdamWConfig{}), Error);
+  Tensor a = param({1, 2}, {2});
+  ParamList twice;
+  twice.add("a", a);
+  twice.add("b", a);
+  EXPECT_THROW(AdamW(twice, AdamWConfig{}), Error);
 }
 
 TEST(SGD, NesterovByHand) {

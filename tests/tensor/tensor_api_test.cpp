@@ -13,6 +13,7 @@
 
 #include "base/error.h"
 #include "tensor/host_ref.h"
+#include "runtime/realize.h"
 #include "tensor/tensor.h"
 
 namespace lg {
@@ -86,6 +87,17 @@ TEST(RandomOps, ElementDependsOnlyOnSeedCallAndIndex) {
   Tensor::manual_seed(5);
   std::vector<double> small = Tensor::rand({16}).to_doubles();
   EXPECT_EQ(small, std::vector<double>(big.begin(), big.begin() + 16));
+}
+
+// The key and offset are data, not constants: random tensors of one shape share one kernel.
+TEST(RandomOps, SameShapeTensorsShareOneCompiledKernel) {
+  Tensor::manual_seed(12345);
+  Tensor::randn({3, 7}).realize();
+  size_t built = programs_built();
+  Tensor::manual_seed(777);
+  Tensor a = Tensor::randn({3, 7}).realize(), b = Tensor::randn({3, 7}).realize();
+  EXPECT_EQ(programs_built(), built);
+  EXPECT_NE(a.to_vector<float>(), b.to_vector<float>());
 }
 
 TEST(RandomOps, UniformIsInRangeWithMidpointMean) {

@@ -106,6 +106,11 @@ TEST(Random, PhiloxMatchesTheReferenceVector) {
   Tensor::manual_seed(0);
   float first = Tensor::rand({1}).to_vector<float>()[0];
   EXPECT_EQ(first, static_cast<float>(0x6627e8d5u >> 8) / 16777216.0f);
+  // Counter 5, key 7 (computed with an independent Python Philox that reproduces the vector above):
+  // first word 0x56af56bc. The key and the offset enter the kernel as data.
+  Tensor::manual_seed(7);
+  Tensor::rand({5});  // counters 0..4
+  EXPECT_EQ(Tensor::rand({1}).to_vector<float>()[0], static_cast<float>(0x56af56bcu >> 8) / 16777216.0f);
 }
 
 TEST(Devices, ToCopiesBetweenDevicesAndMixingThemIsAnError) {
