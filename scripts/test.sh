@@ -14,8 +14,8 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
 else
   echo "test.sh: node/npm missing: the tokenizer reference and Brown corpus tests will skip"
 fi
-# The HIP compile checks (only where hipcc is installed) and the CUDACHECK tiny-model step take tens
-# of minutes with a cold kernel cache: opt in with LG_TEST_HIP=1.
+# The HIP compile checks (only where hipcc is installed) take tens of minutes with a cold kernel
+# cache: opt in with LG_TEST_HIP=1.
 exclude=()
-[ "${LG_TEST_HIP:-0}" = 1 ] || exclude=(-LE "hip-compile|gpu-slow")
+[ "${LG_TEST_HIP:-0}" = 1 ] || exclude=(-LE "hip-compile")
 ctest --test-dir build --output-on-failure -j "$(nproc)" "${exclude[@]}" "$@"

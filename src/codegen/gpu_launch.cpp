@@ -5,6 +5,23 @@
 #include "base/error.h"
 
 namespace lg {
+namespace {
+
+// The grid: one block per combination of the GLOBAL ranges, 2-D past 2^31-1 blocks.
+void set_grid(LaunchDims& d, const std::string& name) {
+  constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1, kWideGridX = int64_t{1} << 30, kMaxGridY = 65535;
+  if (d.blocks <= kMaxGridX) {
+    d.grid[0] = static_cast<uint32_t>(d.blocks);
+    return;
+  }
+  int64_t y = (d.blocks + kWideGridX - 1) / kWideGridX;
+  LG_CHECK(y <= kMaxGridY, name, ": ", d.blocks, " blocks do not fit a grid");
+  d.grid[0] = static_cast<uint32_t>(kWideGridX);
+  d.grid[1] = static_cast<uint32_t>(y);
+  d.grid_padded = kWideGridX * y != d.blocks;
+}
+
+}  // namespace
 
 LaunchDims gpu_launch_dims(const LinearProgram& prog) {
   LaunchDims d;
@@ -12,36 +29,39 @@ LaunchDims gpu_launch_dims(const LinearProgram& prog) {
   for (const NodeRef& n : prog.ops)
     if (n->op == Op::DEFINE_ACC)
       for (size_t i = 1; i < n->src.size(); i++) reduced.insert(n->src[i].get());
-  bool in_prefix = true;  // only arguments, constants and loop heads seen so far
+  bool in_prefix = true;                // only arguments, constants and loop heads seen so far
+  const Node* open_group = nullptr;     // the GROUP range open now
   for (const NodeRef& n : prog.ops) {
     if (n->op != Op::DEFINE_GLOBAL && n->op != Op::CONST && n->op != Op::RANGE) in_prefix = false;
+    if (n->op == Op::END && n->src[0].get() == open_group) open_group = nullptr;
     if (n->op != Op::RANGE) continue;
     AxisType t = n->get_arg<RangeArg>().type;
-    if (t != AxisType::GLOBAL && t != AxisType::LOCAL) continue;
-    bool red = t == AxisType::LOCAL && reduced.count(n.get());
-    LG_CHECK(in_prefix || red, prog.name, ": a ", axis_type_name(t), " range after the outer loop nest");
+    if (t != AxisType::GLOBAL && t != AxisType::LOCAL && t != AxisType::GROUP) continue;
     LG_CHECK(n->src[0]->is_const(), prog.name, ": a ", axis_type_name(t), " range with a variable bound");
-    d.axes.push_back({n.get(), t == AxisType::LOCAL, red, n->src[0]->const_as_int(), 1});
+    int64_t size = n->src[0]->const_as_int();
+    bool group = t == AxisType::GROUP;
+    if (group) {
+      LG_CHECK(!open_group, prog.name, ": GROUP ranges nest (they share the group's threads)");
+      LG_CHECK(d.group == 1 || d.group == size, prog.name, ": GROUP ranges of ", d.group, " and ", size, " threads");
+      open_group = n.get();
+      d.group = size;
+    } else {
+      LG_CHECK(in_prefix, prog.name, ": a ", axis_type_name(t), " range after the outer loop nest");
+    }
+    d.axes.push_back({n.get(), t != AxisType::GLOBAL, group, group && reduced.count(n.get()) > 0, size, 1});
   }
-  // Strides: the last axis of each kind varies fastest.
+  // Strides: the group axis fastest, then the LOCAL and GLOBAL ranges, the last met fastest.
+  d.threads = d.group;
   for (size_t i = d.axes.size(); i-- > 0;) {
     GpuAxis& a = d.axes[i];
+    if (a.group) continue;
     int64_t& total = a.local ? d.threads : d.blocks;
     a.stride = total;
     total *= a.size;
   }
   LG_CHECK(d.threads <= kGpuMaxThreads, prog.name, ": ", d.threads, " threads per block (at most ", kGpuMaxThreads, ")");
   d.block[0] = static_cast<uint32_t>(d.threads);
-  constexpr int64_t kMaxGridX = (int64_t{1} << 31) - 1, kWideGridX = int64_t{1} << 30, kMaxGridY = 65535;
-  if (d.blocks <= kMaxGridX) {
-    d.grid[0] = static_cast<uint32_t>(d.blocks);
-  } else {
-    int64_t y = (d.blocks + kWideGridX - 1) / kWideGridX;
-    LG_CHECK(y <= kMaxGridY, prog.name, ": ", d.blocks, " blocks do not fit a grid");
-    d.grid[0] = static_cast<uint32_t>(kWideGridX);
-    d.grid[1] = static_cast<uint32_t>(y);
-    d.grid_padded = kWideGridX * y != d.blocks;
-  }
+  set_grid(d, prog.name);
   return d;
 }
 

@@ -3,14 +3,18 @@
 // writes the index math from it and the runtime launches with its grid and block, so both agree by
 // construction.
 //
-//   GLOBAL ranges are the grid's axes and LOCAL ranges the block's (codegen/opt.h: Opts GLOBAL,
-//   LOCAL and GROUPTOP). Output ranges must sit in the program's outer loop nest (before any
-//   statement); a LOCAL range that an accumulator reduces over (GROUPTOP) sits where its
-//   reduction's loops open. Each set is flattened, the range met last in the program varying
-//   fastest:
+//   GLOBAL ranges are the grid's axes, LOCAL ranges the block's, and every GROUP range of the
+//   kernel is the block's one group axis (codegen/opt.h: Opts GLOBAL, LOCAL, GROUPTOP, GROUPOUT).
+//   GLOBAL and LOCAL ranges must sit in the program's outer loop nest (before any statement): their
+//   iterations are the kernel's blocks and threads. A GROUP range may open anywhere (a GROUPTOP
+//   range where its reduction's loops open, a GROUPOUT range after the row's reductions), but no
+//   two GROUP ranges are ever open at the same time and all have the same size: each in turn
+//   spreads its iterations over the same threads. The grid and the LOCAL axes are flattened, the
+//   range met last in the program varying fastest; the group axis varies fastest of all (its
+//   neighbouring threads read neighbouring elements, and warps combine inside it):
 //     block b  = blockIdx.x + blockIdx.y * gridDim.x   in [0, blocks)
 //     thread t = threadIdx.x                           in [0, threads)
-//     range r  = (b or t / r.stride) % r.size
+//     range r  = (b or t / r.stride) % r.size          (a GROUP range: stride 1)
 //   A grid of more than 2^31-1 blocks is 2-D and may cover more than `blocks`: the kernel returns
 //   early for b >= blocks (grid_padded). Every other RANGE stays a loop inside the thread.
 #include <cstdint>
@@ -24,23 +28,26 @@ inline constexpr int64_t kGpuMaxThreads = 1024;  // per block, CUDA and HIP
 
 struct GpuAxis {
   const Node* range;
-  bool local;      // a block (thread) axis, else a grid (block) axis
-  bool reduced;    // a LOCAL range an accumulator reduces over: its threads combine their values
+  bool local;      // a thread axis (LOCAL or GROUP), else a grid (block) axis
+  bool group;      // a GROUP range: the block's group axis
+  bool reduced;    // a GROUP range an accumulator reduces over: its threads combine their values
   int64_t size;    // trips of the range
   int64_t stride;  // of the flattened block or thread index
 };
 
 struct LaunchDims {
-  std::vector<GpuAxis> axes;  // in program order
+  std::vector<GpuAxis> axes;  // in program order, one per GLOBAL, LOCAL or GROUP range
   int64_t blocks = 1;         // product of the GLOBAL sizes
-  int64_t threads = 1;        // product of the LOCAL sizes (<= kGpuMaxThreads)
+  int64_t threads = 1;        // product of the LOCAL sizes and the group size (<= kGpuMaxThreads)
+  int64_t group = 1;          // threads of the group axis (1: the kernel has no GROUP range)
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   bool grid_padded = false;  // grid[0] * grid[1] > blocks
 };
 
-// Aborts (internal error) when a GLOBAL or unreduced LOCAL range is not in the outer nest, a bound
-// is not a constant, or the block has more than kGpuMaxThreads threads.
+// Aborts (internal error) when a GLOBAL or LOCAL range is not in the outer nest, GROUP ranges
+// differ in size or nest, a bound is not a constant, or the block has more than kGpuMaxThreads
+// threads.
 LaunchDims gpu_launch_dims(const LinearProgram& prog);
 
 }  // namespace lg

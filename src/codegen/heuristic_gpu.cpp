@@ -1,8 +1,12 @@
 #include "codegen/heuristic_gpu.h"
 
 #include <algorithm>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "codegen/access.h"
+#include "ir/graph.h"
 #include "rewrite/rewrite.h"
 #include "rewrite/rules/symbolic.h"
 
@@ -34,6 +38,21 @@ bool loaded_contiguously(const std::vector<Access>& accesses, int a) {
   for (const Access& x : accesses)
     if (!x.is_store && x.stride[a] == 1) return true;
   return false;
+}
+
+// Elements per thread for 16-byte accesses along axis a: 16 bytes of the narrowest element that
+// moves along a (4 float32, 8 bfloat16), when every access that moves along a is contiguous
+// there; else 0. Whether a run is aligned is the renderer's to prove (gpu_vector_access.h).
+int vector_elements(const std::vector<Access>& accesses, int a) {
+  int narrowest = 0;
+  for (const Access& x : accesses) {
+    if (x.stride[a] == 0) continue;
+    bool vector_type = x.dtype == dtypes::float32 || x.dtype == dtypes::bfloat16 || x.dtype == dtypes::float16;
+    if (x.stride[a] != 1 || !vector_type) return 0;
+    int bytes = itemsize(x.dtype);
+    narrowest = narrowest == 0 ? bytes : std::min(narrowest, bytes);
+  }
+  return narrowest == 2 || narrowest == 4 ? 16 / narrowest : 0;
 }
 
 // GROUPTOP for a reduction whose threads would each walk their own strided row (no load is
@@ -83,6 +102,114 @@ void block_axes(std::vector<int64_t>& left, int first, int64_t threads, std::vec
   opts.insert(opts.end(), locals.rbegin(), locals.rend());
 }
 
+// The ranges a node reads that no REDUCE inside it binds (a REDUCE binds its own ranges).
+using Free = std::unordered_map<const Node*, std::unordered_set<const Node*>>;
+const std::unordered_set<const Node*>& free_ranges(const Node* n, Free& memo) {
+  if (auto it = memo.find(n); it != memo.end()) return it->second;
+  std::unordered_set<const Node*> f;
+  if (n->op == Op::RANGE) f.insert(n);
+  for (size_t i = 0; i < n->src.size(); i++)
+    if (n->op != Op::REDUCE || i == 0)
+      for (const Node* r : free_ranges(n->src[i].get(), memo)) f.insert(r);
+  if (n->op == Op::REDUCE)
+    for (size_t i = 1; i < n->src.size(); i++) f.erase(n->src[i].get());
+  return memo[n] = std::move(f);
+}
+
+// A row kernel as the row schedule sees it (axes numbered as kernel_axes):
+//   in_row   output axes some REDUCE does not read: the elements of a row (softmax's columns);
+//   rows     the other output axes: one row per combination;
+//   grouped  per row reduction (a REDUCE that reads only row axes), the reduce axis its group of
+//            threads splits: the last one some load reads contiguously, else its last.
+struct RowKernel {
+  std::vector<int> rows, in_row, grouped;
+};
+
+// The kernel's row structure, or nothing when it is not a row kernel the row schedule handles:
+// no REDUCE leaves an output axis out, or a reduce axis of a row reduction is also one of another
+// REDUCE's (its group range would open inside that reduction's loops).
+std::optional<RowKernel> row_kernel(const NodeRef& ast, const std::vector<NodeRef>& axes,
+                                    const std::vector<Access>& accesses, int outs) {
+  auto axis_of = [&](const Node* r) -> int {
+    for (size_t a = 0; a < axes.size(); a++)
+      if (axes[a].get() == r) return static_cast<int>(a);
+    return -1;
+  };
+  Free memo;
+  std::vector<const Node*> reduces;
+  std::vector<bool> in_row(outs, false);
+  for (const Node* n : toposort(ast)) {
+    if (n->op != Op::REDUCE) continue;
+    reduces.push_back(n);
+    const auto& free = free_ranges(n, memo);
+    for (int a = 0; a < outs; a++) in_row[a] = in_row[a] || !free.count(axes[a].get());
+  }
+  RowKernel k;
+  for (int a = 0; a < outs; a++) (in_row[a] ? k.in_row : k.rows).push_back(a);
+  if (k.in_row.empty()) return std::nullopt;
+  std::vector<int> owner(axes.size(), 0);  // REDUCEs listing each reduce axis
+  std::vector<int> by_row(axes.size(), 0);  // ... of which row reductions
+  for (const Node* n : reduces) {
+    bool row = true;  // it reads row axes only
+    for (const Node* r : free_ranges(n, memo)) {
+      int a = axis_of(r);
+      row = row && a >= 0 && a < outs && !in_row[a];
+    }
+    int pick = -1;
+    for (size_t i = 1; i < n->src.size(); i++) {
+      int a = axis_of(n->src[i].get());
+      if (a < 0) return std::nullopt;  // a reduce range that is not a splittable axis
+      owner[a]++;
+      by_row[a] += row;
+      if (row && (pick < 0 || loaded_contiguously(accesses, a) || !loaded_contiguously(accesses, pick))) pick = a;
+    }
+    if (row && std::find(k.grouped.begin(), k.grouped.end(), pick) == k.grouped.end()) k.grouped.push_back(pick);
+  }
+  for (size_t a = 0; a < axes.size(); a++)
+    if (by_row[a] > 0 && by_row[a] != owner[a]) return std::nullopt;
+  if (k.grouped.empty()) return std::nullopt;
+  return k;
+}
+
+// The row schedule: one block per row (rows GLOBAL), whose group of G threads first runs each row
+// reduction together (GROUPTOP: thread g reduces elements g, g+G, ..., then the group combines so
+// that every thread holds the row's result) and then writes the row's elements (GROUPOUT on the
+// last in-row axis the store writes contiguously: thread g writes elements g, g+G, ...; other
+// in-row axes stay loops). The linearizer places the reductions before the loops over the row's
+// elements (they read only the row axes), so each runs once per row: O(row) work per row instead
+// of O(row^2) when every element recomputed them.
+// G follows the row's elements: 256 threads, or the power of two (at least 32) that covers a
+// shorter row. Each split axis is padded (masked) to a multiple of G; a short reduction (the last
+// stage of a split one, 64 partial sums) then leaves most threads one masked element. Rows of
+// fewer than 32 elements keep the general schedule: recomputing them is cheap, a mostly masked
+// warp per row is not.
+std::optional<std::vector<Opt>> row_schedule(const RowKernel& k, const std::vector<NodeRef>& axes,
+                                             const std::vector<Access>& accesses) {
+  auto size = [&](int a) { return axes[a]->src[0]->const_as_int(); };
+  int lane = k.in_row.back();
+  for (int a : k.in_row)
+    if (store_stride(accesses, a) == 1) lane = a;
+  int64_t longest = size(lane);
+  for (int a : k.grouped) longest = std::max(longest, size(a));
+  if (longest < 32) return std::nullopt;
+  int64_t g = 32;
+  while (g < kGpuBlockThreads && g < size(lane)) g *= 2;
+  std::vector<int> split = k.grouped;
+  split.push_back(lane);
+  std::vector<Opt> opts;
+  for (int a : split) {
+    // 16 bytes per thread and step where that divides (thread g then reads elements u*g ..
+    // u*g+u-1 of each slice of u*G: one vector access; u partial sums on a reduce axis), else a
+    // multiple of G (padding is masked: those accesses stay scalar).
+    if (int u = vector_elements(accesses, a); u > 1 && size(a) % (u * g) == 0) opts.push_back({OptKind::UPCAST, a, u});
+    else if (size(a) % g != 0) opts.push_back({OptKind::PADTO, a, static_cast<int>(g)});
+  }
+  for (int a : k.grouped) opts.push_back({OptKind::GROUPTOP, a, static_cast<int>(g)});
+  opts.push_back({OptKind::GROUPOUT, lane, static_cast<int>(g)});
+  for (int a : k.rows) opts.push_back({OptKind::GLOBAL, a});
+  return opts;
+}
+
 }  // namespace
 
 std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled) {
@@ -103,6 +230,8 @@ std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled) {
       first = a;
       break;
     }
+  if (auto row = row_kernel(ast, axes, accesses, outs))
+    if (auto opts = row_schedule(*row, axes, accesses)) return *opts;
   std::vector<Opt> opts;
   int64_t threads = group_reduction(axes, accesses, outs, first, opts);
   if (outs == 0) return opts;
@@ -115,6 +244,13 @@ std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled) {
         left[a] /= 4;
         break;
       }
+  // Elementwise: a run of 16 bytes per thread along the contiguous axis (one vector load or
+  // store each, gpu_vector_access.h), while the axis keeps a warp's worth of threads.
+  if (!has_reduce && store_stride(accesses, first) == 1)
+    if (int u = vector_elements(accesses, first); u > 1 && left[first] % u == 0 && left[first] / u >= 32) {
+      opts.push_back({OptKind::UPCAST, first, u});
+      left[first] /= u;
+    }
   block_axes(left, first, threads, opts);
   // Every output axis (what LOCAL and UPCAST left of it) is a grid axis.
   for (int a = 0; a < outs; a++) opts.push_back({OptKind::GLOBAL, a});

@@ -14,8 +14,13 @@ namespace lg {
 // axis; row sums, NT matmuls, full sums) is split over a group of up to 256 threads along a reduce
 // axis some load reads contiguously (GROUPTOP: coalesced reads, combined in shared memory). Other
 // kernels with a reduction get a register tile: UPCAST by 4 of an output axis that some load does
-// not move along (each loaded value feeds 4 accumulators). Every output axis left is GLOBAL: one
-// grid block per combination. heuristic_gpu.cpp says why.
+// not move along (each loaded value feeds 4 accumulators). Elementwise kernels get a run of 16
+// bytes per thread along the contiguous axis (UPCAST 4 float32 / 8 bfloat16: one vector load or
+// store, codegen/gpu_vector_access.h). Every output axis left is GLOBAL: one grid block per
+// combination.
+// Row kernels (a REDUCE that reads only some output axes: softmax, RMS norm) get the row schedule
+// instead: one block per row, whose group of threads reduces the row together (GROUPTOP) and then
+// writes its elements (GROUPOUT), so each reduction runs once per row. heuristic_gpu.cpp says why.
 std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast);
 
 inline constexpr int kGpuBlockThreads = 256;

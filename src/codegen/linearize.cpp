@@ -63,15 +63,22 @@ class Linearizer {
     // every element of the row) runs before the inner loops open, once per outer iteration.
     // GPU launch axes (GLOBAL, LOCAL) must all open before any other op (codegen/gpu_launch.h), so
     // no reduction is hoisted in front of one: there it runs inside them, once per output element.
+    // A GROUP range (the block's thread group) is no such axis: it may open after the reductions
+    // (the GPU row schedule: the group reduces the row with GROUPTOP, then its threads share the
+    // row's elements through a GROUPOUT range that opens here, after the reductions).
+    // On the CPU the first loop is the one split over the cores: nothing is hoisted in front of
+    // it. A GPU kernel (one with a GROUP range) has its parallelism in the launch instead.
     RangeSet outer;
     for (const NodeRef& store : kernel_->src) outer = merge(outer, live_.at(store.get()));
     size_t launch_prefix = 0;  // outer loops up to the last GLOBAL/LOCAL one
+    bool group = false;
     for (size_t i = 0; i < outer.size(); i++) {
       AxisType t = outer[i]->get_arg<RangeArg>().type;
       if (t == AxisType::GLOBAL || t == AxisType::LOCAL) launch_prefix = i + 1;
+      group = group || t == AxisType::GROUP;
     }
     for (size_t i = 0; i < outer.size(); i++) {
-      if (i > 0 && i >= launch_prefix) emit_placeable_accumulates();
+      if ((i > 0 || group) && i >= launch_prefix) emit_placeable_accumulates();
       open(outer[i]);
     }
     for (const NodeRef& store : kernel_->src) emit(store.get());

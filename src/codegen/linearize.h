@@ -4,7 +4,10 @@
 // Every node is placed by the loops it depends on (its live ranges: the RANGEs it reads, minus those
 // an ACCUMULATE closes). All output loops open first; each accumulator's loops open just after its
 // DEFINE_ACC, and everything its value needs that does not depend on those loops is emitted before
-// they open, so a value computed inside a loop is never used after it closes.
+// they open, so a value computed inside a loop is never used after it closes. A reduction that
+// needs only the outer output loops (a row's max or sum) runs before the inner ones open, once per
+// row, unless a GPU launch range (GLOBAL, LOCAL) still has to open (they open before any
+// statement); GROUP ranges are not launch ranges in that sense (codegen/gpu_launch.h).
 #include "codegen/program.h"
 
 namespace lg {

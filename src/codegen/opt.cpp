@@ -21,6 +21,7 @@ static const char* kind_name(OptKind k) {
     case OptKind::THREAD: return "THREAD";
     case OptKind::GLOBAL: return "GLOBAL";
     case OptKind::GROUPTOP: return "GROUPTOP";
+    case OptKind::GROUPOUT: return "GROUPOUT";
   }
   return "?";
 }
@@ -148,7 +149,10 @@ static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
     }
     case OptKind::GROUPTOP:
       if (!reduce) throw OptError("GROUPTOP of an output axis");
-      return split(ast, r, o.amount, AxisType::LOCAL, rid(all_ranges(ast).front()) - 1);
+      return split(ast, r, o.amount, AxisType::GROUP, rid(all_ranges(ast).front()) - 1);
+    case OptKind::GROUPOUT:
+      if (reduce) throw OptError("GROUPOUT of a reduce axis");
+      return split(ast, r, o.amount, AxisType::GROUP, next_id + 1000000);  // innermost of the output loops
     case OptKind::GLOBAL:
       if (reduce) throw OptError("GLOBAL of a reduce axis");
       return substitute(ast, {{r, range(rsize(r.get()), rid(r.get()), AxisType::GLOBAL)}});

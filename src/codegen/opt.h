@@ -16,12 +16,23 @@
 //   GROUP  a  n   reduce axis a -> a/n x n nested loops (splits a reduction; same summation order)
 //   PADTO  a  n   axis a grows to a multiple of n; the extra iterations are masked off
 //   THREAD a  -   output axis a becomes the outermost loop, the one split across threads
-//   GROUPTOP a n  reduce axis a -> a/n loop x n LOCAL threads, each reducing its share; on a GPU the
-//                 threads combine their partial results through shared memory (render_gpu.h) and
-//                 the first of them stores. Its range gets the lowest id, so it is the outermost of
-//                 the reduction's loops (C renderers: a loop, the same sum in another order)
+//   GROUPTOP a n  reduce axis a -> a/n loop x n threads of the block's group (a GROUP range), each
+//                 reducing its share (element g, g+n, g+2n, ...: coalesced); on a GPU the threads
+//                 then combine their partial results (render_gpu.h) so that every thread of the
+//                 group holds the whole reduction. Its range gets the lowest id, so it is the
+//                 outermost of the reduction's loops (C renderers: a loop, the same sum in another
+//                 order)
+//   GROUPOUT a n  output axis a -> a/n loop x n threads of the block's group (a GROUP range, the
+//                 innermost of the output loops): thread g writes elements g, g+n, ... (coalesced).
+//                 With GROUPTOP on a row kernel's reductions the same threads first reduce the row
+//                 together, then each writes its share of the row (heuristic_gpu.h)
 //   GLOBAL a  -   output axis a becomes a GPU grid axis (one iteration per thread); with LOCAL
 //                 ranges as the block's axes (codegen/gpu_launch.h). C renderers keep it a loop.
+//
+// GPU thread ranges: LOCAL ranges are independent axes of the block (each its own part of
+// threadIdx); every GROUP range of a kernel is the same group axis (one part of threadIdx, shared):
+// GROUP ranges are never open at the same time, so they take turns using the group's threads
+// (codegen/gpu_launch.h).
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,7 +41,7 @@
 
 namespace lg {
 
-enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL, GROUPTOP };
+enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL, GROUPTOP, GROUPOUT };
 
 struct Opt {
   OptKind kind;

@@ -9,6 +9,8 @@
 
 #include "base/error.h"
 #include "codegen/gpu_launch.h"
+#include "codegen/gpu_vector_access.h"
+#include "ir/graph.h"
 
 namespace lg {
 
@@ -117,7 +119,8 @@ std::string rounded(DType t, const std::string& e) {
 
 class GpuWriter {
  public:
-  GpuWriter(const LinearProgram& p, bool warp_shuffle) : p_(p), dims_(gpu_launch_dims(p)), warp_shuffle_(warp_shuffle) {
+  GpuWriter(const LinearProgram& p, bool warp_shuffle)
+      : p_(p), dims_(gpu_launch_dims(p)), warp_shuffle_(warp_shuffle), vectors_(plan_vector_accesses(p)) {
     for (const NodeRef& n : p.ops) {
       // Its value is acc op x, MULACC(a, b, acc) (ADD), or the accumulator itself when the update
       // folded away (every share is the identity: MAX, idempotent, combines them unchanged).
@@ -148,10 +151,12 @@ class GpuWriter {
   const LinearProgram& p_;
   LaunchDims dims_;
   bool warp_shuffle_;
+  VectorAccessPlan vectors_;
+  std::unordered_map<int, std::string> vector_value_;  // load group -> the variable holding it
   std::string out_;
   int depth_ = 1;
   std::unordered_map<const Node*, std::string> expr_;  // how to refer to each value
-  std::unordered_set<const Node*> launch_ranges_;      // GLOBAL/LOCAL: no loop to close
+  std::unordered_set<const Node*> launch_ranges_;      // GLOBAL/LOCAL/GROUP: no loop to close
   std::unordered_map<const Node*, Op> acc_op_;          // DEFINE_ACC -> how its updates combine
   std::vector<const Node*> accs_;                       // DEFINE_ACCs in program order
   int next_ = 0;
@@ -221,13 +226,20 @@ class GpuWriter {
       if (a.range == &r) return &a;
     return nullptr;
   }
-  // The position of this thread among the threads of a reduced LOCAL axis.
-  static std::string group_index(const GpuAxis& a) { return str("((lg_t / ", a.stride, "ll) % ", a.size, "ll)"); }
+  // The position of this thread in the block's group (the GROUP ranges' axis: stride 1).
+  std::string group_thread() const { return str("((lg_t / 1ll) % ", dims_.group, "ll)"); }
+  bool reads_group_range(const NodeRef& index) const {
+    for (const Node* n : toposort(index))
+      if (n->op == Op::RANGE && n->get_arg<RangeArg>().type == AxisType::GROUP) return true;
+    return false;
+  }
 
-  // After the loops of a reduction split over the threads of LOCAL range r (GROUPTOP): every
-  // accumulator over r holds its thread's share; afterwards every thread of the group holds the
-  // group's result (the same bits in each: every step combines the same two values, and ADD, MUL
-  // and MAX are commutative).
+  // After the loops of a reduction split over the group's threads by GROUP range r (GROUPTOP):
+  // every accumulator over r holds its thread's share; afterwards every thread of the group holds
+  // the group's result (the same bits in each: every step combines the same two values, and ADD,
+  // MUL and MAX are commutative). So code after it (a row kernel's outputs) may read it in any
+  // thread. Every thread of the block runs the combine (it sits in code all threads run: GROUP
+  // ranges are thread indices, not branches), as its barriers and full-warp shuffles need.
   void combine_threads(const Node& r) {
     const GpuAxis* a = axis_of(r);
     if (!a || !a->reduced) return;
@@ -242,7 +254,8 @@ class GpuWriter {
     }
   }
   // Warp shuffles need whole warps of 32 lanes: a power-of-two group of neighbouring threads
-  // (aligned, so a butterfly stays inside it) in blocks of whole warps, and a shuffleable type.
+  // (stride 1, aligned, so a butterfly stays inside it) in blocks of whole warps, and a
+  // shuffleable type.
   bool can_shuffle(const GpuAxis& a, DType t) const {
     bool pow2 = a.size >= 2 && (a.size & (a.size - 1)) == 0;
     bool type = is_float(t) || t.scalar == Scalar::Int32 || t.scalar == Scalar::UInt32 || t.scalar == Scalar::Int64 ||
@@ -276,7 +289,7 @@ class GpuWriter {
     line(str(sh, "[lg_t] = ", v, ";"));
     line("__syncthreads();");
     line(str(v, " = ", ref(acc.src[0]), ";"));
-    std::string other = str(sh, "[lg_t + (lg_j - ", group_index(a), ") * ", a.stride, "ll]");
+    std::string other = str(sh, "[lg_t + (lg_j - ", group_thread(), ") * ", a.stride, "ll]");
     line(str("for (int64_t lg_j = 0; lg_j < ", a.size, "ll; lg_j++) ", v, " = ", combine(acc_op_.at(&acc), acc.dtype, v, other),
              ";"));
     line("__syncthreads();  // before the next use of shared memory");
@@ -302,20 +315,74 @@ class GpuWriter {
   }
 
   void emit_load(const Node& n) {
+    if (auto g = vectors_.group_of.find(&n); g != vectors_.group_of.end()) return emit_vector_load(n, g->second);
     const Node& idx = *n.src[0];
     std::string v = from_memory(n.dtype, ref(n.src[0]));
     if (idx.src.size() == 3) v = str(ref(idx.src[2]), " ? ", v, " : (", reg_type(n.dtype), ")0");
     define(n, v);
   }
 
+  // A store whose address does not depend on a GROUP range writes a value every thread of the
+  // group holds (after combine_threads, or computed alike in each): the group's first thread
+  // stores (a read-modify-write of the output by the others would race with it).
+  std::string store_gate(const Node& idx) const {
+    std::string gate = idx.src.size() == 3 ? expr_.at(idx.src[2].get()) : "";
+    if (dims_.group > 1 && !reads_group_range(idx.src[1]))
+      gate += str(gate.empty() ? "" : " && ", group_thread(), " == 0");
+    return gate;
+  }
+
   void emit_store(const Node& n) {
-    const Node& idx = *n.src[0];
+    if (auto g = vectors_.group_of.find(&n); g != vectors_.group_of.end()) return emit_vector_store(n, g->second);
     std::string s = str(ref(n.src[0]), " = ", to_memory(n.src[1]->dtype, ref(n.src[1])), ";");
-    // Threads of a reduced LOCAL axis hold the same values after combine_threads: the first
-    // stores (a read-modify-write of the output by the others would race with it).
-    std::string gate = idx.src.size() == 3 ? ref(idx.src[2]) : "";
-    for (const GpuAxis& a : dims_.axes)
-      if (a.reduced) gate += str(gate.empty() ? "" : " && ", group_index(a), " == 0");
+    std::string gate = store_gate(*n.src[0]);
+    line(gate.empty() ? s : str("if (", gate, ") ", s));
+  }
+
+  // 16-byte accesses (codegen/gpu_vector_access.h): float4 for 4 float32 elements, uint4 for 8
+  // 16-bit ones (element 2i in the low half of word i: little-endian, as in memory).
+  static const char* vector_type(const VectorAccess& g) { return g.members.size() == 4 ? "float4" : "uint4"; }
+  static int lane_of(const VectorAccess& g, const Node& n) {
+    return static_cast<int>(std::find(g.members.begin(), g.members.end(), &n) - g.members.begin());
+  }
+  // The group's first element, from member n's own index.
+  std::string vector_address(const VectorAccess& g, const Node& n) {
+    const Node& idx = *n.src[0];
+    int lane = lane_of(g, n);
+    const std::string& e = ref(idx.src[1]);
+    return str(ref(idx.src[0]), " + ", lane == 0 ? e : str("(", e, " - ", lane, ")"));
+  }
+  // The group is read where its first member is met; each member is one lane of it.
+  void emit_vector_load(const Node& n, int group) {
+    const VectorAccess& g = vectors_.groups[group];
+    std::string& v = vector_value_[group];
+    if (v.empty()) {
+      v = "vec" + std::to_string(next_++);
+      const char* T = vector_type(g);
+      line(str("const ", T, " ", v, " = *(const ", T, "*)(", vector_address(g, n), ");"));
+    }
+    int lane = lane_of(g, n);
+    static const char* const kWord = "xyzw";
+    if (g.members.size() == 4) return define(n, str(v, ".", kWord[lane]));
+    std::string bits = str("(unsigned short)(", v, ".", kWord[lane / 2], lane % 2 ? " >> 16" : "", ")");
+    define(n, from_memory(n.dtype, str(n.dtype.scalar == Scalar::BFloat16 ? "lg_bits_bf16(" : "lg_bits_f16(", bits, ")")));
+  }
+  // The group is written where its last member is met (every member's value is defined there).
+  void emit_vector_store(const Node& n, int group) {
+    const VectorAccess& g = vectors_.groups[group];
+    if (&n != g.last) return;
+    std::vector<std::string> v;
+    for (const Node* m : g.members) v.push_back(to_memory(m->src[1]->dtype, ref(m->src[1])));
+    std::string value;
+    if (g.members.size() == 4) {
+      value = str("make_float4(", v[0], ", ", v[1], ", ", v[2], ", ", v[3], ")");
+    } else {
+      const char* bits = n.src[1]->dtype.scalar == Scalar::BFloat16 ? "lg_bf16_bits(" : "lg_f16_bits(";
+      auto word = [&](int i) { return str("((uint32_t)", bits, v[2 * i], ") | ((uint32_t)", bits, v[2 * i + 1], ") << 16))"); };
+      value = str("make_uint4(", word(0), ", ", word(1), ", ", word(2), ", ", word(3), ")");
+    }
+    std::string s = str("*(", vector_type(g), "*)(", vector_address(g, n), ") = ", value, ";");
+    std::string gate = store_gate(*n.src[0]);
     line(gate.empty() ? s : str("if (", gate, ") ", s));
   }
 

@@ -6,8 +6,8 @@
 // Every kernel is
 //   extern "C" __global__ void __launch_bounds__(threads) lg_kernel(T0* data0, T1* data1, ...)
 // with one pointer per DEFINE_GLOBAL slot (void*: an unused slot), launched with the grid and block
-// of gpu_launch_dims (codegen/gpu_launch.h); GLOBAL and LOCAL ranges are computed from the block
-// and thread index, every other RANGE is a loop. Semantics are ir/scalar.cpp's, as in the C
+// of gpu_launch_dims (codegen/gpu_launch.h); GLOBAL, LOCAL and GROUP ranges are computed from the
+// block and thread index, every other RANGE is a loop. Semantics are ir/scalar.cpp's, as in the C
 // renderer: 16-bit floats are stored as their 16-bit types and computed in float, rounded to
 // nearest even after every op; float to int casts saturate (NaN -> 0); MAX propagates NaN; integer
 // division by zero gives 0; no FMA contraction (the compiler runs with --fmad=false or

@@ -1,6 +1,7 @@
 #include "runtime/cuda.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -161,7 +162,11 @@ class CudaProgram : public Program {
     c_.use();
     std::vector<void*> ptrs = args.buffers;  // kernel parameters: the address of each pointer
     std::vector<void*> params;
-    for (void*& p : ptrs) params.push_back(&p);
+    for (void*& p : ptrs) {
+      // The renderer's 16-byte vector accesses assume it (codegen/gpu_vector_access.h).
+      LG_CHECK(reinterpret_cast<uintptr_t>(p) % 16 == 0, name_, ": a kernel argument is not 16-byte aligned");
+      params.push_back(&p);
+    }
     bool timed = config().debug >= 1;
     CUevent start = nullptr, stop = nullptr;
     if (timed) {

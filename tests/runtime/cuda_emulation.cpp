@@ -52,6 +52,11 @@ static inline float __uint_as_float(uint32_t u) { return lg_bit_cast<float>(u); 
 static inline uint32_t __float_as_uint(float f) { return lg_bit_cast<uint32_t>(f); }
 static inline double __longlong_as_double(long long i) { return lg_bit_cast<double>(i); }
 static inline long long __double_as_longlong(double d) { return lg_bit_cast<long long>(d); }
+// CUDA's 16-byte vector types (16-byte aligned, as in CUDA) for the renderer's vector accesses.
+struct alignas(16) float4 { float x, y, z, w; };
+struct alignas(16) uint4 { unsigned x, y, z, w; };
+static inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
+static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
 typedef uint16_t lg_bf16_t;
 typedef uint16_t lg_f16_t;
 static inline float lg_bf16_to_f(lg_bf16_t b) { return __uint_as_float((uint32_t)b << 16); }
@@ -110,7 +115,7 @@ void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers, 
   ASSERT_NE(mkdtemp(dir), nullptr);
   std::string d = dir, src = d + "/k.cpp", so = d + "/k.so", err = d + "/err.txt";
   std::ofstream(src) << source;
-  std::string cmd = "c++ -std=c++20 -O1 -fPIC -shared -pthread -w " + src + " -o " + so + " 2> " + err;
+  std::string cmd = "c++ -std=c++20 -O1 -fno-strict-aliasing -fPIC -shared -pthread -w " + src + " -o " + so + " 2> " + err;
   int rc = std::system(cmd.c_str());
   std::string msg = slurp(err);
   void* lib = rc == 0 ? dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL) : nullptr;

@@ -5,6 +5,7 @@
 // the CUDA op harness (tests/CMakeLists.txt, tests/runtime/cuda_harness.sh).
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 
@@ -83,6 +84,17 @@ TEST(Nvrtc, CompilesTheCudaRenderersKernelsToACubin) {
     std::vector<uint8_t> cubin = nvrtc.compile(CudaRenderer().render(first_kernel(softmax_of_matmul("CPU", t))));
     ASSERT_GE(cubin.size(), 4u);
     EXPECT_EQ(std::string(cubin.begin(), cubin.begin() + 4), "\x7f" "ELF") << name(t);
+  }
+}
+
+TEST(Nvrtc, CompilesSixteenByteVectorLoadsAndStores) {
+  SKIP_WITHOUT_NVRTC();
+  NvrtcCompiler nvrtc("sm_90");
+  for (DType t : {dtypes::float32, dtypes::bfloat16, dtypes::float16}) {
+    NodeRef x = input("CPU", t, {8, 1024});
+    std::string src = CudaRenderer().render(first_kernel(x * x));
+    EXPECT_NE(src.find(t == dtypes::float32 ? "make_float4(" : "make_uint4("), std::string::npos) << src;
+    EXPECT_GE(nvrtc.compile(src).size(), 4u) << name(t);
   }
 }
 
@@ -165,6 +177,33 @@ TEST(CudaCheck, ReductionsSplitOverThreadGroupsMatchTheInterpreter) {
   }
   EXPECT_EQ(row_reductions("CUDACHECK", dtypes::bfloat16, 6, 4096, {Op::MAX}),
             row_reductions("INTERP", dtypes::bfloat16, 6, 4096, {Op::MAX}));
+}
+
+// softmax over the rows of a (rows, cols) input, as float32 on the host.
+std::vector<float> softmax_rows(const std::string& device, int64_t rows, int64_t cols) {
+  DType t = dtypes::float32;
+  NodeRef x = input(device, t, {rows, cols});
+  auto expand = [&](const NodeRef& r) { return make(Op::EXPAND, t, {r}, Shape{rows, cols}); };
+  NodeRef e = alu(Op::EXP2, x - expand(make(Op::REDUCE_AXIS, t, {x}, ReduceArg{Op::MAX, {1}})));
+  NodeRef y = e * alu(Op::RECIPROCAL, expand(make(Op::REDUCE_AXIS, t, {e}, ReduceArg{Op::ADD, {1}})));
+  NodeRef out = realize(make(Op::SINK, dtypes::void_, {y}))[0];
+  std::vector<float> host(out->numel());
+  buffer_copy_out(out->op == Op::BUFFER ? *out : *out->src[0], host.data(), host.size() * 4);
+  return host;
+}
+
+// A 128k-vocabulary softmax row: the GPU row schedule reduces each row once (in the block), so
+// CUDACHECK runs it in a second or so; recomputing the row's max and sum for every element (the
+// schedule before the row schedule) was 2 * 131072^2 exponentials, many minutes on a CPU.
+TEST(CudaCheck, SoftmaxOver128kWideRowsRunsInSecondsAndMatchesTheInterpreter) {
+  SKIP_WITHOUT_NVRTC();
+  auto start = std::chrono::steady_clock::now();
+  std::vector<float> got = softmax_rows("CUDACHECK", 2, 131072);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::vector<float> want = softmax_rows("INTERP", 2, 131072);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-9 + 1e-5 * want[i]) << i;
+  EXPECT_LT(seconds, 60.0) << "NVRTC compile and one pass over 2 x 131072 elements";
 }
 
 TEST(CudaCheck, CompiledKernelsAreInTheDiskCacheUnderTheNvrtcKey) {

@@ -1,0 +1,150 @@
+#include "codegen/gpu_vector_access.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+namespace lg {
+namespace {
+
+constexpr int64_t kAnyPowerOfTwo = int64_t{1} << 20;  // "divisible by every power we ask about"
+
+// Elements of t in 16 bytes when the renderers have a vector type for them, else 0.
+int lanes_of(DType t) {
+  if (t.count != 1) return 0;
+  if (t.scalar == Scalar::Float32) return 4;
+  if (t.scalar == Scalar::BFloat16 || t.scalar == Scalar::Float16) return 8;
+  return 0;
+}
+
+// The largest power of two (up to kAnyPowerOfTwo) that divides every value of integer node n.
+// Sound: a sum is divisible by what divides both terms, a product by the product of the factors'.
+int64_t power_of_two_divisor(const Node* n, std::unordered_map<const Node*, int64_t>& memo) {
+  if (auto it = memo.find(n); it != memo.end()) return it->second;
+  int64_t d = 1;
+  switch (n->op) {
+    case Op::CONST: {
+      int64_t v = n->const_as_int();
+      d = v == 0 ? kAnyPowerOfTwo : std::min<int64_t>(v & -v, kAnyPowerOfTwo);
+      if (d < 0) d = kAnyPowerOfTwo;  // INT64_MIN
+      break;
+    }
+    case Op::ADD:
+      d = std::min(power_of_two_divisor(n->src[0].get(), memo), power_of_two_divisor(n->src[1].get(), memo));
+      break;
+    case Op::MUL:
+      d = std::min(power_of_two_divisor(n->src[0].get(), memo) * power_of_two_divisor(n->src[1].get(), memo),
+                   kAnyPowerOfTwo);
+      break;
+    case Op::SHL:
+      if (n->src[1]->is_const() && n->src[1]->const_as_int() >= 0 && n->src[1]->const_as_int() < 20)
+        d = std::min(power_of_two_divisor(n->src[0].get(), memo) << n->src[1]->const_as_int(), kAnyPowerOfTwo);
+      break;
+    default: break;
+  }
+  return memo[n] = d;
+}
+
+// An access of the program, as grouping sees it.
+struct Access {
+  const Node* node;  // LOAD or STORE
+  size_t position;   // in prog.ops
+  int64_t offset;    // element index = x + offset
+};
+
+// The program's blocks: a new id at every loop head (GPU launch ranges are not loops), the
+// enclosing block's again after its END.
+std::vector<int> block_ids(const LinearProgram& prog) {
+  std::vector<int> ids(prog.ops.size()), stack{0};
+  std::vector<const Node*> loops;
+  int next = 1;
+  for (size_t i = 0; i < prog.ops.size(); i++) {
+    const Node* n = prog.ops[i].get();
+    if (n->op == Op::RANGE) {
+      AxisType t = n->get_arg<RangeArg>().type;
+      if (t != AxisType::GLOBAL && t != AxisType::LOCAL && t != AxisType::GROUP) {
+        loops.push_back(n);
+        stack.push_back(next++);
+      }
+    }
+    if (n->op == Op::END && !loops.empty() && loops.back() == n->src[0].get()) {
+      loops.pop_back();
+      stack.pop_back();
+    }
+    ids[i] = stack.back();
+  }
+  return ids;
+}
+
+}  // namespace
+
+VectorAccessPlan plan_vector_accesses(const LinearProgram& prog) {
+  std::vector<int> block = block_ids(prog);
+  // Candidates keyed by (store?, buffer, x, block); every access of each buffer, for conflicts.
+  std::map<std::tuple<bool, size_t, const Node*, int>, std::vector<Access>> candidates;
+  std::unordered_map<const Node*, std::vector<std::pair<size_t, bool>>> by_buffer;  // (position, store?)
+  for (size_t i = 0; i < prog.ops.size(); i++) {
+    const Node* n = prog.ops[i].get();
+    if (n->op != Op::LOAD && n->op != Op::STORE) continue;
+    const Node* idx = n->src[0].get();
+    const Node* buffer = idx->src[0].get();
+    bool store = n->op == Op::STORE;
+    by_buffer[buffer].push_back({i, store});
+    if (idx->src.size() != 2 || buffer->op != Op::DEFINE_GLOBAL || lanes_of(buffer->dtype.base()) == 0) continue;
+    const Node* e = idx->src[1].get();
+    const Node* x = e;
+    int64_t offset = 0;
+    if (e->op == Op::ADD && e->src[1]->is_const()) {
+      x = e->src[0].get();
+      offset = e->src[1]->const_as_int();
+    }
+    size_t slot = static_cast<size_t>(buffer->get_arg<int64_t>());
+    candidates[{store, slot, x, block[i]}].push_back({n, i, offset});
+  }
+  std::unordered_map<const Node*, int64_t> divisors;
+  VectorAccessPlan plan;
+  // (The map's order depends on node addresses; the groups are sorted by position below.)
+  for (auto& [key, accesses] : candidates) {
+    bool store = std::get<0>(key);
+    const Node* x = std::get<2>(key);
+    const Node* buffer = accesses[0].node->src[0]->src[0].get();
+    int64_t lanes = lanes_of(buffer->dtype.base());
+    if (power_of_two_divisor(x, divisors) % lanes != 0) continue;
+    std::sort(accesses.begin(), accesses.end(), [](const Access& a, const Access& b) { return a.offset < b.offset; });
+    for (size_t i = 0; i + lanes <= accesses.size(); i++) {
+      int64_t s = accesses[i].offset;
+      if (((s % lanes) + lanes) % lanes != 0 || accesses[i + lanes - 1].offset != s + lanes - 1) continue;
+      bool distinct = true;
+      for (int64_t k = 1; k < lanes; k++) distinct = distinct && accesses[i + k].offset == s + k;
+      if (!distinct) continue;
+      size_t lo = accesses[i].position, hi = lo;
+      for (int64_t k = 0; k < lanes; k++) {
+        lo = std::min(lo, accesses[i + k].position);
+        hi = std::max(hi, accesses[i + k].position);
+      }
+      // No other access of the buffer in between that the moved load or store would reorder
+      // with: a store for a load group, anything for a store group.
+      bool clear = true;
+      for (auto [p, other_store] : by_buffer.at(buffer)) {
+        bool member = false;
+        for (int64_t k = 0; k < lanes; k++) member = member || accesses[i + k].position == p;
+        if (p > lo && p < hi && !member && (store || other_store)) clear = false;
+      }
+      if (!clear) continue;
+      VectorAccess g;
+      for (int64_t k = 0; k < lanes; k++) g.members.push_back(accesses[i + k].node);
+      g.first = prog.ops[lo].get();
+      g.last = prog.ops[hi].get();
+      g.first_position = lo;
+      plan.groups.push_back(std::move(g));
+      i += lanes - 1;
+    }
+  }
+  std::sort(plan.groups.begin(), plan.groups.end(),
+            [](const VectorAccess& a, const VectorAccess& b) { return a.first_position < b.first_position; });
+  for (size_t gi = 0; gi < plan.groups.size(); gi++)
+    for (const Node* m : plan.groups[gi].members) plan.group_of[m] = static_cast<int>(gi);
+  return plan;
+}
+
+}  // namespace lg
