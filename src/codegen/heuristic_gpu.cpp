@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "codegen/access.h"
+#include "codegen/heuristic_tc.h"
 #include "rewrite/rewrite.h"
 #include "rewrite/rules/symbolic.h"
 
@@ -85,7 +86,9 @@ void block_axes(std::vector<int64_t>& left, int first, int64_t threads, std::vec
 
 }  // namespace
 
-std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled) {
+std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled, bool tensor_cores) {
+  if (tensor_cores)
+    if (std::optional<std::vector<Opt>> tc = tc_heuristic_opts(scheduled)) return *tc;
   // Axes are numbered as apply_opts sees them: after lower_kernel's "initial symbolic" (which
   // folds away loops of one trip); kernel_accesses numbers them the same way.
   NodeRef ast = rewrite(scheduled, pm_symbolic(), {.name = "initial symbolic"});

@@ -16,7 +16,9 @@ namespace lg {
 // kernels with a reduction get a register tile: UPCAST by 4 of an output axis that some load does
 // not move along (each loaded value feeds 4 accumulators). Every output axis left is GLOBAL: one
 // grid block per combination. heuristic_gpu.cpp says why.
-std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast);
+// tensor_cores (CUDA, sm_80 and later, TC=1): a bf16/fp16 matmul gets tensor cores instead
+// (codegen/heuristic_tc.h).
+std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast, bool tensor_cores = false);
 
 inline constexpr int kGpuBlockThreads = 256;
 

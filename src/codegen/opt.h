@@ -22,6 +22,9 @@
 //                 the reduction's loops (C renderers: a loop, the same sum in another order)
 //   GLOBAL a  -   output axis a becomes a GPU grid axis (one iteration per thread); with LOCAL
 //                 ranges as the block's axes (codegen/gpu_launch.h). C renderers keep it a loop.
+//   TC     c  -   tensor cores (codegen/tensor_core.h): the matmul's m, n, k axes (candidate c of
+//                 tc_candidates) are split by the mma tile (16, 8, 16), the tile becomes a warp's 32
+//                 lanes (a LOCAL range) and WMMA nodes; m/16, n/8 and k/16 stay axes for more Opts
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -30,7 +33,7 @@
 
 namespace lg {
 
-enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL, GROUPTOP };
+enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL, GROUPTOP, TC };
 
 struct Opt {
   OptKind kind;
