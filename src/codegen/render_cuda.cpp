@@ -31,10 +31,12 @@ __device__ __forceinline__ lg_f16_t lg_bits_f16(unsigned short b) { return __ush
    first in the low half; one warp-wide mma.sync, called by all 32 lanes of the warp together. */
 struct lg_mma_f32x4 { float x[4]; };
 __device__ __forceinline__ uint32_t lg_pack_bf16x2(float lo, float hi) {
-  return (uint32_t)lg_bf16_bits(lg_f_to_bf16(lo)) | ((uint32_t)lg_bf16_bits(lg_f_to_bf16(hi)) << 16);
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi); /* one cvt.rn.bf16x2.f32; exact: lo, hi are bf16 */
+  return *reinterpret_cast<uint32_t*>(&v);
 }
 __device__ __forceinline__ uint32_t lg_pack_f16x2(float lo, float hi) {
-  return (uint32_t)lg_f16_bits(lg_f_to_f16(lo)) | ((uint32_t)lg_f16_bits(lg_f_to_f16(hi)) << 16);
+  __half2 v = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&v);
 }
 #define LG_MMA_M16N8K16(name, type)                                                                    \
   __device__ __forceinline__ lg_mma_f32x4 name(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,     \
