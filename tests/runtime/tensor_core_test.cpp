@@ -20,11 +20,13 @@
 #include "codegen/heuristic_tc.h"
 #include "codegen/program.h"
 #include "codegen/render_cuda.h"
+#include "codegen/render_hip.h"
 #include "codegen/tensor_core.h"
 #include "ir/build.h"
 #include "runtime/buffer.h"
 #include "runtime/cpu.h"
 #include "runtime/device.h"
+#include "runtime/interp.h"
 #include "runtime/cuda_emulation.h"
 #include "runtime/nvrtc.h"
 #include "runtime/program_build.h"
@@ -247,6 +249,13 @@ TEST(TensorCore, UndividedAxesAreAnOptError) {
   EXPECT_THROW(lower_kernel(s.items[0].ast, "k", {{OptKind::TC, 0}}), OptError);
   Schedule f = create_schedule(matmul_graph("CPU", {1, 32, 32, 32, dtypes::float32}));
   EXPECT_THROW(lower_kernel(f.items[0].ast, "k", {{OptKind::TC, 0}}), OptError);
+}
+
+TEST(TensorCoreDeathTest, HipAndTheInterpreterRefuseWmma) {
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 16, 8, 16, dtypes::bfloat16}));
+  LinearProgram p = tc_program(s.items[0]);
+  EXPECT_DEATH(HipRenderer().render(p), "HIP renderer has no tensor cores");
+  EXPECT_DEATH(get_device("INTERP").load(p, "", {}), "interp: kernel .* has WMMA");
 }
 
 TEST(TensorCore, WarpsAreWholeAndTheLaneVariesFastest) {
