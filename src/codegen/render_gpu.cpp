@@ -172,6 +172,7 @@ class GpuWriter {
   }
 
   void emit(const Node& n) {
+    if (n.op == Op::RANGE || n.op == Op::END) mmas_.clear();  // an mma's result is seen in its block only
     switch (n.op) {
       case Op::DEFINE_GLOBAL: expr_[&n] = str("data", n.get_arg<int64_t>()); return;
       case Op::CONST: expr_[&n] = literal(n); return;
