@@ -1,7 +1,7 @@
 #pragma once
 // `lazygrad bench matmul`: square matmuls on any device and dtype (the GPU check times bf16 on
 // CUDA with it, tools/gpu_check.sh). One line per size:
-//   matmul <device> <dtype> N=<n> ms=<median ms> tflops=<TFLOP/s>
+//   matmul <device> <dtype> N=<n> ms=<median ms> tflops=<TFLOP/s> tensor_cores=<yes|no>
 // Runs on a GPU are asynchronous: each timed run is `repeats` back-to-back products followed by a
 // read of one element, which waits for all of them.
 #include <string>

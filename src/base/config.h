@@ -11,6 +11,8 @@
 //           ~/.cache/lazygrad)
 //   CC      the C compiler for the CPU device (default clang, else gcc)
 //   CUDA_ARCH  NVRTC's target when no GPU says which (default sm_90; e.g. sm_80, compute_90 for PTX)
+//   TC      1 tensor cores (mma.sync) for bf16/fp16 matmuls on CUDA devices of sm_80 and later
+//           (default), 0 off (codegen/tensor_core.h)
 //   CUDA_PATH  the CUDA toolkit (NVRTC and its headers; default: next to libnvrtc, /usr/local/cuda)
 //   RING, ALL2ALL  allreduce algorithm choice: 0 never, 1 when large (default RING=1, ALL2ALL=0),
 //           2 always (schedule/allreduce.h)
@@ -32,6 +34,7 @@ struct Config {
   std::string cc;         // "" = find clang, then gcc
   std::string cuda_arch;  // "" = the GPU's own, or sm_90 where there is none
   std::string cuda_path;  // "" = search
+  bool tc = true;
   int ring = 1, all2all = 0;
   int allreduce_node_ndevs = 0;
   bool allreduce_cast = false;

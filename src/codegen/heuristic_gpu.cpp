@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "codegen/access.h"
+#include "codegen/heuristic_tc.h"
 #include "ir/graph.h"
 #include "rewrite/rewrite.h"
 #include "rewrite/rules/symbolic.h"
@@ -212,7 +213,9 @@ std::optional<std::vector<Opt>> row_schedule(const RowKernel& k, const std::vect
 
 }  // namespace
 
-std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled) {
+std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled, bool tensor_cores) {
+  if (tensor_cores)
+    if (std::optional<std::vector<Opt>> tc = tc_heuristic_opts(scheduled)) return *tc;
   // Axes are numbered as apply_opts sees them: after lower_kernel's "initial symbolic" (which
   // folds away loops of one trip); kernel_accesses numbers them the same way.
   NodeRef ast = rewrite(scheduled, pm_symbolic(), {.name = "initial symbolic"});

@@ -21,7 +21,9 @@ namespace lg {
 // Row kernels (a REDUCE that reads only some output axes: softmax, RMS norm) get the row schedule
 // instead: one block per row, whose group of threads reduces the row together (GROUPTOP) and then
 // writes its elements (GROUPOUT), so each reduction runs once per row. heuristic_gpu.cpp says why.
-std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast);
+// tensor_cores (CUDA, sm_80 and later, TC=1): a bf16/fp16 matmul gets tensor cores instead
+// (codegen/heuristic_tc.h).
+std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast, bool tensor_cores = false);
 
 inline constexpr int kGpuBlockThreads = 256;
 

@@ -7,6 +7,7 @@
 #include "codegen/lower_reduce.h"
 #include "codegen/opt.h"
 #include "codegen/program.h"
+#include "codegen/tensor_core.h"
 #include "codegen/vectorize.h"
 #include "ir/graph.h"
 #include "rewrite/rewrite.h"
@@ -36,6 +37,8 @@ LinearProgram lower_kernel(const NodeRef& ast, const std::string& name, const st
   k = rewrite(k, pm_symbolic(), {.name = "final symbolic", .spec = &program_spec()});
   // acc + a*b in a reduction becomes one fused multiply-add.
   k = rewrite(k, pm_fuse_mulacc(), {.name = "fuse multiply-add"});
+  // A tensor-core tile's four accumulators become the mma's C operand (codegen/tensor_core.h).
+  k = fuse_wmma_accumulate(k);
   // Order everything into loops.
   LinearProgram prog = linearize(k, name);
   for (const Node* n : toposort(ast))  // every slot of the scheduled kernel, used or not

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "codegen/tensor_core.h"
 #include "ir/build.h"
 #include "ir/graph.h"
 #include "ir/scalar.h"
@@ -22,6 +23,7 @@ static const char* kind_name(OptKind k) {
     case OptKind::GLOBAL: return "GLOBAL";
     case OptKind::GROUPTOP: return "GROUPTOP";
     case OptKind::GROUPOUT: return "GROUPOUT";
+    case OptKind::TC: return "TC";
   }
   return "?";
 }
@@ -123,12 +125,14 @@ static NodeRef pad_axis(const NodeRef& ast, const NodeRef& r, int64_t amount) {
 }
 
 static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
+  if (o.kind == OptKind::TC) return apply_tensor_core(ast, o.axis);  // its axis picks a matmul
   std::vector<NodeRef> axes = kernel_axes(ast);
   if (o.axis < 0 || o.axis >= static_cast<int>(axes.size())) throw OptError(str("no axis ", o.axis));
   const NodeRef& r = axes[o.axis];
   bool reduce = rtype(r.get()) == AxisType::REDUCE;
   int64_t next_id = 0;
-  for (const Node* x : all_ranges(ast)) next_id = std::max(next_id, rid(x) + 1);
+  for (const Node* x : all_ranges(ast))  // new ranges stay below the tensor-core lane (tensor_core.h)
+    if (rid(x) < kTcLaneRangeId) next_id = std::max(next_id, rid(x) + 1);
   switch (o.kind) {
     case OptKind::UPCAST:  // on a reduce axis: the UPCAST range stays listed in the REDUCE (partial sums)
       return split(ast, r, o.amount, AxisType::UPCAST, next_id);
@@ -156,6 +160,7 @@ static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
     case OptKind::GLOBAL:
       if (reduce) throw OptError("GLOBAL of a reduce axis");
       return substitute(ast, {{r, range(rsize(r.get()), rid(r.get()), AxisType::GLOBAL)}});
+    case OptKind::TC: break;
   }
   throw OptError("unknown opt");
 }

@@ -28,6 +28,9 @@
 //                 together, then each writes its share of the row (heuristic_gpu.h)
 //   GLOBAL a  -   output axis a becomes a GPU grid axis (one iteration per thread); with LOCAL
 //                 ranges as the block's axes (codegen/gpu_launch.h). C renderers keep it a loop.
+//   TC     c  -   tensor cores (codegen/tensor_core.h): the matmul's m, n, k axes (candidate c of
+//                 tc_candidates) are split by the mma tile (16, 8, 16), the tile becomes a warp's 32
+//                 lanes (a LOCAL range) and WMMA nodes; m/16, n/8 and k/16 stay axes for more Opts
 //
 // GPU thread ranges: LOCAL ranges are independent axes of the block (each its own part of
 // threadIdx); every GROUP range of a kernel is the same group axis (one part of threadIdx, shared):
@@ -41,7 +44,7 @@
 
 namespace lg {
 
-enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL, GROUPTOP, GROUPOUT };
+enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL, GROUPTOP, GROUPOUT, TC };
 
 struct Opt {
   OptKind kind;

@@ -17,7 +17,7 @@ const Spec& program_spec() {
           {Pat::op(Op::STORE, {Pat::op(Op::INDEX), Pat::any()}), nullptr},
           {Pat::op(Op::INDEX, {Pat::op(Op::DEFINE_GLOBAL), Pat::any().dtype(dtypes::index)}).prefix(),
            nullptr},
-          {Pat::ops(op_set({Op::LOAD, Op::DEFINE_GLOBAL, Op::RANGE, Op::DEFINE_VAR, Op::VECTORIZE, Op::GEP})), nullptr},
+          {Pat::ops(op_set({Op::LOAD, Op::DEFINE_GLOBAL, Op::RANGE, Op::DEFINE_VAR, Op::VECTORIZE, Op::GEP, Op::WMMA})), nullptr},
           {Pat::op(Op::DEFINE_ACC),
            [](const Match& m) {
              for (size_t i = 1; i < m.root()->src.size(); i++)

@@ -2,10 +2,14 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/error.h"
 #include "codegen/c_prelude.h"
+#include "codegen/tensor_core.h"
+#include "ir/graph.h"
 
 namespace lg {
 namespace {
@@ -119,8 +123,8 @@ class CWriter {
     switch (n.op) {
       case Op::DEFINE_GLOBAL: expr_[&n] = str("data", n.get_arg<int64_t>()); return;
       case Op::CONST: expr_[&n] = literal(n); return;
-      case Op::RANGE: return open_loop(n);
-      case Op::END: depth_--; line("}"); return;
+      case Op::RANGE: tiles_.clear(); return open_loop(n);
+      case Op::END: tiles_.clear(); depth_--; line("}"); return;
       case Op::INDEX: expr_[&n] = str(ref(n.src[0]), "[", ref(n.src[1]), "]"); return;
       case Op::LOAD: return emit_load(n);
       case Op::STORE: return emit_store(n);
@@ -134,6 +138,7 @@ class CWriter {
         line(str(ref(n.src[0]), " = ", ref(n.src[1]), ";"));
         expr_[&n] = ref(n.src[0]);
         return;
+      case Op::WMMA: return emit_wmma(n);
       default: break;
     }
     LG_CHECK(is_alu(n.op) || n.op == Op::VECTORIZE || n.op == Op::GEP, "C renderer cannot render ", op_name(n.op));
@@ -176,6 +181,58 @@ class CWriter {
     std::string s = str(ref(n.src[0]), " = ", to_memory(n.src[1]->dtype, ref(n.src[1])), ";");
     line(idx.src.size() == 3 ? str("if (", ref(idx.src[2]), ") ", s) : s);
   }
+
+  // WMMA (ir/ops.def, codegen/tensor_core.h) as scalar code: this lane's element of D = A*B + C.
+  // The A and B tiles are every lane's fragments, i.e. the fragment expressions at every lane: they
+  // are emitted again inside a loop over the lanes, the lane variable replaced by the loop's. The
+  // tiles are gathered once per straight-line block for the four WMMAs of one mma (tiles_).
+  void emit_wmma(const Node& n) {
+    std::vector<const Node*> key;
+    for (size_t s = 0; s < 13; s++) key.push_back(n.src[s].get());
+    auto it = tiles_.find(key);
+    if (it == tiles_.end()) it = tiles_.emplace(key, gather_tiles(n)).first;
+    const std::string& lane = ref(n.src[0]);
+    int i = static_cast<int>(n.get_arg<int64_t>());
+    std::string row = str(it->second, "a[", tc_place_c(TcOperand::C, true, lane, i), "]");
+    std::string col = tc_place_c(TcOperand::C, false, lane, i);
+    std::string s = str("lg_s", next_++);
+    // the 16 products (exact in float) summed in k order, then C added (ops.def)
+    line(str("float ", s, " = ", row, "[0] * ", it->second, "b[0][", col, "];"));
+    line(str("for (int lg_k = 1; lg_k < 16; lg_k++) ", s, " += ", row, "[lg_k] * ", it->second, "b[lg_k][", col, "];"));
+    define(n, str(ref(n.src[13 + i]), " + ", s));
+  }
+  // Declares the A (16x16) and B (16x8) tiles of WMMA n filled from all 32 lanes; their name prefix.
+  std::string gather_tiles(const Node& n) {
+    const Node* lane = n.src[0].get();
+    std::string t = str("lg_tile", next_++), l = str("lg_lane", next_++);
+    line(str("float ", t, "a[16][16], ", t, "b[16][8];"));
+    line(str("for (int64_t ", l, " = 0; ", l, " < 32; ", l, "++) {"));
+    depth_++;
+    std::unordered_map<const Node*, std::string> saved = expr_;
+    expr_[lane] = l;
+    NodeRef fragments = make(Op::SINK, dtypes::void_, std::vector<NodeRef>(n.src.begin() + 1, n.src.begin() + 13));
+    std::unordered_set<const Node*> on_lane{lane};  // fragment nodes whose value depends on the lane
+    for (const Node* x : toposort(fragments)) {
+      bool dep = false;
+      for (const NodeRef& s : x->src) dep = dep || on_lane.count(s.get());
+      if (!dep || x->op == Op::SINK) continue;
+      LG_CHECK(x->op != Op::RANGE && x->op != Op::DEFINE_ACC && x->op != Op::ACCUMULATE,
+               "C renderer: a WMMA fragment depends on ", op_name(x->op));
+      on_lane.insert(x);
+      emit(*x);
+    }
+    for (int j = 0; j < 12; j++) {
+      TcOperand op = j < 8 ? TcOperand::A : TcOperand::B;
+      int e = j < 8 ? j : j - 8;
+      line(str(t, j < 8 ? "a[" : "b[", tc_place_c(op, true, l, e), "][", tc_place_c(op, false, l, e), "] = ",
+               ref(n.src[1 + j]), ";"));
+    }
+    expr_ = std::move(saved);
+    depth_--;
+    line("}");
+    return t;
+  }
+  std::map<std::vector<const Node*>, std::string> tiles_;  // WMMA lane/A/B sources -> gathered tiles
 
   std::string alu_expr(const Node& n);
   std::string cast_expr(const Node& n);

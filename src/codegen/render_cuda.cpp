@@ -27,6 +27,31 @@ __device__ __forceinline__ unsigned short lg_bf16_bits(lg_bf16_t x) { return __b
 __device__ __forceinline__ lg_bf16_t lg_bits_bf16(unsigned short b) { return __ushort_as_bfloat16(b); }
 __device__ __forceinline__ unsigned short lg_f16_bits(lg_f16_t x) { return __half_as_ushort(x); }
 __device__ __forceinline__ lg_f16_t lg_bits_f16(unsigned short b) { return __ushort_as_half(b); }
+/* Tensor cores (codegen/tensor_core.h; sm_80 and later). Two 16-bit values in one register, the
+   first in the low half; one warp-wide mma.sync, called by all 32 lanes of the warp together. */
+struct lg_mma_f32x4 { float x[4]; };
+__device__ __forceinline__ uint32_t lg_pack_bf16x2(float lo, float hi) {
+  __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi); /* one cvt.rn.bf16x2.f32; exact: lo, hi are bf16 */
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+__device__ __forceinline__ uint32_t lg_pack_f16x2(float lo, float hi) {
+  __half2 v = __floats2half2_rn(lo, hi);
+  return *reinterpret_cast<uint32_t*>(&v);
+}
+#define LG_MMA_M16N8K16(name, type)                                                                    \
+  __device__ __forceinline__ lg_mma_f32x4 name(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,     \
+                                               uint32_t b0, uint32_t b1, float c0, float c1, float c2, \
+                                               float c3) {                                             \
+    lg_mma_f32x4 d;                                                                                    \
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." type "." type ".f32 "                        \
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%10, %11, %12, %13};"                 \
+                 : "=f"(d.x[0]), "=f"(d.x[1]), "=f"(d.x[2]), "=f"(d.x[3])                              \
+                 : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1), "f"(c0), "f"(c1), "f"(c2),    \
+                   "f"(c3));                                                                           \
+    return d;                                                                                          \
+  }
+LG_MMA_M16N8K16(lg_mma_m16n8k16_bf16, "bf16")
+LG_MMA_M16N8K16(lg_mma_m16n8k16_f16, "f16")
 )CUDA";
 
 std::string CudaRenderer::render(const LinearProgram& prog) const { return render_gpu_kernel(prog, kCudaPrelude, true); }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -122,10 +123,12 @@ class GpuWriter {
   GpuWriter(const LinearProgram& p, bool warp_shuffle)
       : p_(p), dims_(gpu_launch_dims(p)), warp_shuffle_(warp_shuffle), vectors_(plan_vector_accesses(p)) {
     for (const NodeRef& n : p.ops) {
-      // Its value is acc op x, MULACC(a, b, acc) (ADD), or the accumulator itself when the update
-      // folded away (every share is the identity: MAX, idempotent, combines them unchanged).
+      // Its value is acc op x, MULACC(a, b, acc) or WMMA(..., acc...) (ADD), or the accumulator
+      // itself when the update folded away (every share is the identity: MAX, idempotent, combines
+      // them unchanged).
       if (n->op != Op::ACCUMULATE) continue;
-      Op op = n->src[1] == n->src[0] ? Op::MAX : n->src[1]->op == Op::MULACC ? Op::ADD : n->src[1]->op;
+      Op u = n->src[1]->op;
+      Op op = n->src[1] == n->src[0] ? Op::MAX : u == Op::MULACC || u == Op::WMMA ? Op::ADD : u;
       LG_CHECK(op == Op::ADD || op == Op::MUL || op == Op::MAX, "GPU renderer: accumulator updated by ", op_name(op));
       acc_op_[n->src[0].get()] = op;
     }
@@ -174,6 +177,7 @@ class GpuWriter {
   }
 
   void emit(const Node& n) {
+    if (n.op == Op::RANGE || n.op == Op::END) mmas_.clear();  // an mma's result is seen in its block only
     switch (n.op) {
       case Op::DEFINE_GLOBAL: expr_[&n] = str("data", n.get_arg<int64_t>()); return;
       case Op::CONST: expr_[&n] = literal(n); return;
@@ -197,6 +201,7 @@ class GpuWriter {
         line(str(ref(n.src[0]), " = ", ref(n.src[1]), ";"));
         expr_[&n] = ref(n.src[0]);
         return;
+      case Op::WMMA: return emit_wmma(n);
       default: break;
     }
     LG_CHECK(is_alu(n.op), "GPU renderer cannot render ", op_name(n.op));
@@ -385,6 +390,26 @@ class GpuWriter {
     std::string gate = store_gate(*n.src[0]);
     line(gate.empty() ? s : str("if (", gate, ") ", s));
   }
+
+  // WMMA (codegen/tensor_core.h): the four WMMAs of one tile (same sources) share one warp-wide
+  // mma, issued at the first (the linearizer keeps them in one block: same loops, same sources).
+  void emit_wmma(const Node& n) {
+    std::vector<const Node*> key;
+    for (const NodeRef& s : n.src) key.push_back(s.get());
+    auto it = mmas_.find(key);
+    if (it == mmas_.end()) {
+      const char* t = n.src[1]->dtype == dtypes::bfloat16 ? "bf16" : "f16";
+      std::string args;
+      for (int r = 0; r < 6; r++)  // A's 4 registers, then B's 2: element pairs, the even one low
+        args += str(r ? ", " : "", "lg_pack_", t, "x2(", ref(n.src[1 + 2 * r]), ", ", ref(n.src[2 + 2 * r]), ")");
+      for (int c = 13; c < 17; c++) args += str(", ", ref(n.src[c]));
+      std::string m = str("mma", next_++);
+      line(str("const lg_mma_f32x4 ", m, " = lg_mma_m16n8k16_", t, "(", args, ");"));
+      it = mmas_.emplace(key, m).first;
+    }
+    define(n, str(it->second, ".x[", n.get_arg<int64_t>(), "]"));
+  }
+  std::map<std::vector<const Node*>, std::string> mmas_;  // WMMA sources -> the mma's result
 
   std::string alu_expr(const Node& n);
   std::string cast_expr(const Node& n);

@@ -1,5 +1,6 @@
 #include "codegen/render_hip.h"
 
+#include "base/error.h"
 #include "codegen/render_gpu.h"
 
 namespace lg {
@@ -24,7 +25,12 @@ __device__ __forceinline__ unsigned short lg_f16_bits(lg_f16_t x) { return __bui
 __device__ __forceinline__ lg_f16_t lg_bits_f16(unsigned short b) { return __builtin_bit_cast(lg_f16_t, b); }
 )HIP";
 
-// No warp shuffles: AMD wavefronts have 64 lanes and ROCm 5 has no __shfl_xor_sync.
-std::string HipRenderer::render(const LinearProgram& prog) const { return render_gpu_kernel(prog, kHipPrelude, false); }
+// No warp shuffles: AMD wavefronts have 64 lanes and ROCm 5 has no __shfl_xor_sync. No tensor cores:
+// WMMA is NVIDIA's mma.sync (AMD's matrix instructions differ); the HIP heuristic never applies TC.
+std::string HipRenderer::render(const LinearProgram& prog) const {
+  for (const NodeRef& n : prog.ops)
+    LG_CHECK(n->op != Op::WMMA, prog.name, ": the HIP renderer has no tensor cores (Opt TC is CUDA only)");
+  return render_gpu_kernel(prog, kHipPrelude, false);
+}
 
 }  // namespace lg

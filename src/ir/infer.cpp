@@ -96,6 +96,15 @@ void check_node(Op op, DType dtype, const std::vector<NodeRef>& src, const Arg& 
       LG_CHECK(src[i]->op == Op::RANGE, "REDUCE over a non-RANGE");
   }
   if (op == Op::AT) LG_CHECK(src[1]->dtype == dtypes::boolean, "AT gate is ", name(src[1]->dtype));
+  if (op == Op::WMMA) {  // (lane, a0..a7, b0..b3, c0..c3); ops.def says what it computes
+    LG_CHECK(src[0]->op == Op::RANGE && src[0]->src[0]->is_const_value(32), "WMMA lane is not a RANGE of 32");
+    DType ab = src[1]->dtype;
+    LG_CHECK(ab == dtypes::bfloat16 || ab == dtypes::float16, "WMMA of ", name(ab));
+    for (size_t i = 1; i <= 12; i++) LG_CHECK(src[i]->dtype == ab, "WMMA fragments of ", name(ab), " and ", name(src[i]->dtype));
+    for (size_t i = 13; i < 17; i++) LG_CHECK(src[i]->dtype == dtypes::float32, "WMMA accumulator of ", name(src[i]->dtype));
+    int64_t e = std::get<int64_t>(arg);
+    LG_CHECK(dtype == dtypes::float32 && e >= 0 && e < 4, "WMMA element ", e, " of ", name(dtype));
+  }
   if (op == Op::IOTA) LG_CHECK(is_int(dtype) || is_float(dtype), "IOTA of ", name(dtype));
 }
 

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "codegen/heuristic_gpu.h"
+#include "codegen/heuristic_tc.h"
 #include "codegen/render_cuda.h"
 #include "codegen/render_hip.h"
 #include "runtime/cpu.h"
@@ -18,13 +19,15 @@ std::atomic<size_t> kernels{0};
 
 class CompileCheckDevice : public Device {
  public:
-  CompileCheckDevice(std::string name, std::unique_ptr<Renderer> r, std::unique_ptr<Compiler> c)
-      : name_(std::move(name)), renderer_(std::move(r)), compiler_(std::move(c)), cpu_(make_cpu_device("CPU")) {}
+  // tensor_cores: the GPU heuristic may use Opt TC (CUDA for sm_80 and later, codegen/heuristic_tc.h).
+  CompileCheckDevice(std::string name, std::unique_ptr<Renderer> r, std::unique_ptr<Compiler> c, bool tensor_cores)
+      : name_(std::move(name)), renderer_(std::move(r)), compiler_(std::move(c)), cpu_(make_cpu_device("CPU")),
+        tensor_cores_(tensor_cores) {}
   const std::string& name() const override { return name_; }
   Allocator& allocator() override { return cpu_->allocator(); }
   const Renderer* renderer() const override { return renderer_.get(); }
   const Compiler* compiler() const override { return compiler_.get(); }
-  std::vector<Opt> heuristic_opts(const NodeRef& ast) const override { return gpu_heuristic_opts(ast); }
+  std::vector<Opt> heuristic_opts(const NodeRef& ast) const override { return gpu_heuristic_opts(ast, tensor_cores_); }
   bool beam_supported() const override { return false; }  // no GPU Opts in the search, no GPU timing
   // binary: the GPU compiler's output for the GPU source; the program that runs is the C one.
   std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>& binary) override {
@@ -38,17 +41,19 @@ class CompileCheckDevice : public Device {
   std::unique_ptr<Renderer> renderer_;
   std::unique_ptr<Compiler> compiler_;
   std::unique_ptr<Device> cpu_;  // its own CPU device (allocator, C renderer, C compiler)
+  bool tensor_cores_;
 };
 
 }  // namespace
 
 std::unique_ptr<Device> make_cuda_check_device(const std::string& name) {
   return std::make_unique<CompileCheckDevice>(name, std::make_unique<CudaRenderer>(),
-                                              std::make_unique<NvrtcCompiler>(default_cuda_arch()));
+                                              std::make_unique<NvrtcCompiler>(default_cuda_arch()),
+                                              cuda_tensor_cores(default_cuda_arch()));
 }
 
 std::unique_ptr<Device> make_hip_check_device(const std::string& name) {
-  return std::make_unique<CompileCheckDevice>(name, std::make_unique<HipRenderer>(), std::make_unique<HipccCompiler>());
+  return std::make_unique<CompileCheckDevice>(name, std::make_unique<HipRenderer>(), std::make_unique<HipccCompiler>(), false);
 }
 
 size_t compile_checked_kernels() { return kernels.load(); }

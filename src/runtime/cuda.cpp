@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "codegen/gpu_launch.h"
 #include "codegen/heuristic_gpu.h"
+#include "codegen/heuristic_tc.h"
 #include "codegen/render_cuda.h"
 #include "runtime/cuda_api.h"
 #include "runtime/nvrtc.h"
@@ -206,7 +207,9 @@ class CudaDevice : public Device {
   Allocator& allocator() override { return alloc_; }
   const Renderer* renderer() const override { return &renderer_; }
   const Compiler* compiler() const override { return &compiler_; }
-  std::vector<Opt> heuristic_opts(const NodeRef& ast) const override { return gpu_heuristic_opts(ast); }
+  std::vector<Opt> heuristic_opts(const NodeRef& ast) const override {
+    return gpu_heuristic_opts(ast, cuda_tensor_cores(ctx_.arch));
+  }
   bool beam_supported() const override { return false; }  // no GPU Opts in the search, no GPU timing
   std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>& binary) override {
     return std::make_unique<CudaProgram>(ctx_, prog, binary);

@@ -161,6 +161,10 @@ class InterpProgram : public Program {
           internal_error(__FILE__, __LINE__,
                          str("interp: kernel ", name_, " reads variable ", n->get_arg<VarArg>().name,
                              ", which no launch binds"));
+        case Op::WMMA:
+          internal_error(__FILE__, __LINE__,
+                         str("interp: kernel ", name_, " has WMMA (Opt TC, tensor cores): only the CUDA heuristic "
+                             "makes it; the C and CUDA renderers run it"));
         default:
           LG_CHECK(is_alu(n->op), "interp cannot run ", op_name(n->op));
           in.nsrc = static_cast<int>(n->src.size());

@@ -71,6 +71,51 @@ static inline unsigned short lg_bf16_bits(lg_bf16_t x) { return x; }
 static inline lg_bf16_t lg_bits_bf16(unsigned short b) { return b; }
 static inline unsigned short lg_f16_bits(lg_f16_t x) { return x; }
 static inline lg_f16_t lg_bits_f16(unsigned short b) { return b; }
+// Tensor cores: mma.sync.aligned.m16n8k16.row.col.f32.{bf16,f16}.{bf16,f16}.f32 for one warp, from
+// the PTX ISA's fragment layout (written here on its own, not from codegen/tensor_core.cpp, so a
+// wrong layout there fails the tests). Every thread of the block calls it together (the renderer
+// issues it in uniform code); each publishes its registers, then builds its warp's A (16x16) and
+// B (16x8) and computes its four elements of D. With g = lane / 4, t = lane % 4:
+//   A register r (0..3) = elements (2t, 2t+1) + 8*(r / 2) of row g + 8*(r % 2), the first low
+//   B register r (0..1) = rows (2t, 2t+1) + 8*r of column g
+//   C/D element i (0..3) = row g + 8*(i / 2), column 2t + i % 2
+// The sum is the C renderer's (ir/ops.def): the 16 products in k order, then C.
+struct lg_mma_f32x4 { float x[4]; };
+static inline uint32_t lg_pack_bf16x2(float lo, float hi) { return (uint32_t)lg_f_to_bf16(lo) | ((uint32_t)lg_f_to_bf16(hi) << 16); }
+static inline uint32_t lg_pack_f16x2(float lo, float hi) { return (uint32_t)lg_f_to_f16(lo) | ((uint32_t)lg_f_to_f16(hi) << 16); }
+static uint32_t lg_mma_regs[1024][6];
+template <float (*to_float)(uint16_t)>
+static lg_mma_f32x4 lg_mma_warp(uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1, float c0,
+                                float c1, float c2, float c3) {
+  const unsigned me = threadIdx.x, warp = me / 32 * 32;
+  const uint32_t mine[6] = {a0, a1, a2, a3, b0, b1};
+  std::memcpy(lg_mma_regs[me], mine, sizeof mine);
+  __syncthreads();
+  float A[16][16], B[16][8];
+  for (unsigned lane = 0; lane < 32; lane++) {
+    const uint32_t* r = lg_mma_regs[warp + lane];
+    unsigned g = lane / 4, t = lane % 4;
+    for (unsigned reg = 0; reg < 4; reg++)
+      for (unsigned h = 0; h < 2; h++) A[g + 8 * (reg % 2)][2 * t + h + 8 * (reg / 2)] = to_float((uint16_t)(r[reg] >> (16 * h)));
+    for (unsigned reg = 0; reg < 2; reg++)
+      for (unsigned h = 0; h < 2; h++) B[2 * t + h + 8 * reg][g] = to_float((uint16_t)(r[4 + reg] >> (16 * h)));
+  }
+  __syncthreads();  // before the registers are published again
+  const float c[4] = {c0, c1, c2, c3};
+  lg_mma_f32x4 d;
+  unsigned g = me % 32 / 4, t = me % 4;
+  for (unsigned i = 0; i < 4; i++) {
+    unsigned row = g + 8 * (i / 2), col = 2 * t + i % 2;
+    float s = A[row][0] * B[0][col];
+    for (unsigned k = 1; k < 16; k++) s += A[row][k] * B[k][col];
+    d.x[i] = c[i] + s;
+  }
+  return d;
+}
+static lg_mma_f32x4 (*const lg_mma_m16n8k16_bf16)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, float, float,
+                                                 float, float) = lg_mma_warp<lg_bf16_to_f>;
+static lg_mma_f32x4 (*const lg_mma_m16n8k16_f16)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, float, float,
+                                                float, float) = lg_mma_warp<lg_f16_to_f>;
 )SHIM";
 
 // After the kernel: runs the grid one block at a time, each block as one thread per CUDA thread.

@@ -584,6 +584,14 @@ const std::vector<OpCase>& op_cases() {
       {"matmul_bf16", {bf16({5, 8}), bf16({8, 3})}, BUILD(t[0].matmul(t[1])), REF(matmul(h[0], h[1])), BF16, TOLBF},
       {"matmul_bf16_batched", {bf16({2, 3, 16}), bf16({16, 4})}, BUILD(t[0].matmul(t[1])), REF(matmul(h[0], h[1])),
        BF16, TOLBF},
+      // Large enough for tensor cores on CUDA (Opt TC, codegen/tensor_core.h): m and k padded and a
+      // batch axis; fp16; a 2-D b packed into column panels (tensor/reduce.cpp)
+      {"matmul_bf16_tensor_core_padded", {bf16({2, 20, 40}), bf16({40, 24})}, BUILD(t[0].matmul(t[1])),
+       REF(matmul(h[0], h[1])), BF16, TOLBF},
+      {"matmul_f16_tensor_core", {f16({32, 48}), f16({48, 16})}, BUILD(t[0].matmul(t[1])), REF(matmul(h[0], h[1])), F16,
+       TOL16},
+      {"matmul_bf16_tensor_core_panels", {bf16({64, 64}), bf16({64, 64})}, BUILD(t[0].matmul(t[1])),
+       REF(matmul(h[0], h[1])), BF16, TOLBF},
       {"matmul_int32", {i32({3, 4}, Fill::SmallInt), i32({4, 2}, Fill::SmallInt)}, BUILD(t[0].matmul(t[1])),
        REF(matmul(h[0], h[1])), I32, EXACT},
 

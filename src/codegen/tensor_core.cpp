@@ -1,0 +1,197 @@
+#include "codegen/tensor_core.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "base/error.h"
+#include "codegen/opt.h"
+#include "ir/build.h"
+#include "ir/graph.h"
+
+namespace lg {
+namespace {
+
+// A fragment coordinate: (g or 2t) + offset, with g = lane / 4 and t = lane % 4 (tensor_core.h).
+struct Coord {
+  bool by_group;  // g, else 2t
+  int offset;
+};
+
+Coord coord(TcOperand operand, bool row, int j) {
+  LG_CHECK(j >= 0 && j < tc_fragment_size(operand), "no fragment element ", j);
+  switch (operand) {
+    case TcOperand::A: return row ? Coord{true, 8 * ((j >> 1) & 1)} : Coord{false, (j & 1) + 8 * (j >> 2)};
+    case TcOperand::B: return row ? Coord{false, (j & 1) + 8 * (j >> 1)} : Coord{true, 0};
+    case TcOperand::C: return row ? Coord{true, 8 * (j >> 1)} : Coord{false, j & 1};
+  }
+  internal_error(__FILE__, __LINE__, "unknown tensor-core operand");
+}
+
+bool depends_on(const NodeRef& x, const Node* r) {
+  for (const Node* y : toposort(x))
+    if (y == r) return true;
+  return false;
+}
+
+// The reduction a TC kernel computes: REDUCE(ADD, [WHERE(mask,] CAST(x) * CAST(y) [, 0)]) in
+// float32, the only REDUCE of the kernel, used by every store; x, y of one 16-bit float dtype.
+struct Matmul {
+  NodeRef reduce, x, y, mask;  // mask: null when k is not padded
+};
+
+std::optional<Matmul> match_matmul(const NodeRef& ast) {
+  std::vector<const Node*> reduces;
+  for (const Node* n : toposort(ast))
+    if (n->op == Op::REDUCE) reduces.push_back(n);
+  if (reduces.size() != 1) return std::nullopt;
+  NodeRef r = NodeRef::share(reduces[0]);
+  if (r->get_arg<Op>() != Op::ADD || r->dtype != dtypes::float32) return std::nullopt;
+  Matmul mm{r, {}, {}, {}};
+  NodeRef body = r->src[0];
+  if (body->op == Op::WHERE && body->src[2]->is_const_value(0.0)) {
+    mm.mask = body->src[0];
+    body = body->src[1];
+  }
+  if (body->op != Op::MUL || body->src[0]->op != Op::CAST || body->src[1]->op != Op::CAST) return std::nullopt;
+  mm.x = body->src[0]->src[0];
+  mm.y = body->src[1]->src[0];
+  DType t = mm.x->dtype;
+  if ((t != dtypes::bfloat16 && t != dtypes::float16) || mm.y->dtype != t) return std::nullopt;
+  for (const NodeRef& st : ast->src)
+    if (!depends_on(st, r.get())) return std::nullopt;
+  return mm;
+}
+
+bool is_type(const NodeRef& r, AxisType t) { return r->get_arg<RangeArg>().type == t; }
+
+// outer * tile + the fragment coordinate of element j: the index along one axis of the matmul.
+NodeRef tile_index(const NodeRef& outer, int64_t tile, TcOperand operand, bool row, const NodeRef& lane, int j) {
+  return outer * tile + tc_place(operand, row, lane, j);
+}
+
+}  // namespace
+
+int tc_fragment_size(TcOperand operand) { return operand == TcOperand::A ? 8 : 4; }
+
+int64_t tc_place(TcOperand operand, bool row, int64_t lane, int j) {
+  Coord c = coord(operand, row, j);
+  return (c.by_group ? lane / 4 : 2 * (lane % 4)) + c.offset;
+}
+
+NodeRef tc_place(TcOperand operand, bool row, const NodeRef& lane, int j) {
+  Coord c = coord(operand, row, j);
+  return (c.by_group ? lane / 4 : (lane % 4) * 2) + c.offset;
+}
+
+std::string tc_place_c(TcOperand operand, bool row, const std::string& lane, int j) {
+  Coord c = coord(operand, row, j);
+  return str("(", c.by_group ? str(lane, " / 4") : str("2 * (", lane, " % 4)"), " + ", c.offset, ")");
+}
+
+std::vector<TcAxes> tc_candidates(const NodeRef& ast) {
+  std::optional<Matmul> mm = match_matmul(ast);
+  if (!mm) return {};
+  std::vector<NodeRef> axes = kernel_axes(ast);
+  int count = static_cast<int>(axes.size());
+  auto moves = [&](const NodeRef& x, int a) { return x && depends_on(x, axes[a].get()); };
+  std::vector<TcAxes> out;
+  for (int k = 0; k < count; k++) {
+    const NodeRef& r = mm->reduce;
+    bool reduced = std::find(r->src.begin() + 1, r->src.end(), axes[k]) != r->src.end();
+    if (!reduced || !moves(mm->x, k) || !moves(mm->y, k)) continue;
+    for (int n = count - 1; n >= 0; n--) {
+      if (!is_type(axes[n], AxisType::LOOP) || moves(mm->x, n) || !moves(mm->y, n) || moves(mm->mask, n)) continue;
+      for (int m = count - 1; m >= 0; m--)
+        if (is_type(axes[m], AxisType::LOOP) && moves(mm->x, m) && !moves(mm->y, m) && !moves(mm->mask, m))
+          out.push_back({m, n, k, mm->x->dtype});
+    }
+  }
+  return out;
+}
+
+NodeRef apply_tensor_core(const NodeRef& ast, int choice) {
+  std::vector<TcAxes> cands = tc_candidates(ast);
+  if (choice < 0 || choice >= static_cast<int>(cands.size()))
+    throw OptError(str("no tensor-core matmul ", choice, " (the kernel has ", cands.size(),
+                       "; TC needs one float32 sum of products of two bf16 or fp16 values)"));
+  TcAxes c = cands[choice];
+  std::vector<NodeRef> axes = kernel_axes(ast);
+  NodeRef M = axes[c.m], N = axes[c.n], K = axes[c.k];
+  auto outer = [](const NodeRef& r, int64_t tile, const char* what) {
+    int64_t n = r->src[0]->const_as_int();
+    if (n % tile != 0) throw OptError(str("TC: ", what, " axis of ", n, " is not a multiple of ", tile, " (PADTO first)"));
+    const RangeArg& a = r->get_arg<RangeArg>();
+    return range(n / tile, a.id, a.type);
+  };
+  NodeRef mo = outer(M, kTcM, "m"), no = outer(N, kTcN, "n"), ko = outer(K, kTcK, "k");
+  Matmul mm = *match_matmul(ast);
+  NodeRef lane = range(kWarpLanes, kTcLaneRangeId, AxisType::LOCAL);
+  NodeRef zero16 = cnst(c.input, 0.0);
+  // Fragment j of an operand: the operand with its two axes at element j's place in the tile (and
+  // zero where a PADTO of k masks the product: both operands, so the product is exactly 0).
+  auto fragment = [&](const NodeRef& x, TcOperand op, const NodeRef& other, const NodeRef& other_outer, int64_t other_tile,
+                      bool other_is_row, int j) {
+    NodeRef k_at = tile_index(ko, kTcK, op, !other_is_row, lane, j);
+    NodeRef v = substitute(x, {{K, k_at}, {other, tile_index(other_outer, other_tile, op, other_is_row, lane, j)}});
+    return mm.mask ? where(substitute(mm.mask, {{K, k_at}}), v, zero16) : v;
+  };
+  std::vector<NodeRef> src{lane};
+  for (int j = 0; j < tc_fragment_size(TcOperand::A); j++) src.push_back(fragment(mm.x, TcOperand::A, M, mo, kTcM, true, j));
+  for (int j = 0; j < tc_fragment_size(TcOperand::B); j++) src.push_back(fragment(mm.y, TcOperand::B, N, no, kTcN, false, j));
+  for (int j = 0; j < tc_fragment_size(TcOperand::C); j++) src.push_back(cnst(dtypes::float32, 0.0));
+  std::vector<NodeRef> stores;
+  for (int i = 0; i < tc_fragment_size(TcOperand::C); i++) {
+    // REDUCE over k/16 (and any other reduce range) of element i of this lane's D fragment.
+    std::vector<NodeRef> red{make(Op::WMMA, dtypes::float32, src, int64_t{i})};
+    for (auto s = mm.reduce->src.begin() + 1; s != mm.reduce->src.end(); ++s) red.push_back(*s == K ? ko : *s);
+    NodeRef ri = make(Op::REDUCE, dtypes::float32, std::move(red), Op::ADD);
+    for (const NodeRef& st : ast->src)
+      stores.push_back(substitute(st, {{mm.reduce, ri},
+                                       {M, tile_index(mo, kTcM, TcOperand::C, true, lane, i)},
+                                       {N, tile_index(no, kTcN, TcOperand::C, false, lane, i)}}));
+  }
+  return make(Op::SINK, dtypes::void_, std::move(stores));
+}
+
+NodeRef fuse_wmma_accumulate(const NodeRef& kernel) {
+  // The four updates of one tile, by element; keyed by the WMMA's lane, A and B sources.
+  struct Tile {
+    const Node* acc[4] = {};
+    const Node* update[4] = {};
+  };
+  std::map<std::vector<const Node*>, Tile> tiles;
+  for (const Node* n : toposort(kernel)) {
+    if (n->op != Op::ACCUMULATE || n->src[1]->op != Op::ADD) continue;
+    const Node *acc = n->src[0].get(), *sum = n->src[1].get();
+    const Node* w = sum->src[0] == acc ? sum->src[1].get() : sum->src[1] == acc ? sum->src[0].get() : nullptr;
+    if (w == nullptr || w->op != Op::WMMA) continue;
+    bool zero_c = true;
+    for (size_t s = 13; s < 17; s++) zero_c = zero_c && w->src[s]->is_const_value(0.0);
+    if (!zero_c) continue;
+    std::vector<const Node*> key;
+    for (size_t s = 0; s < 13; s++) key.push_back(w->src[s].get());
+    Tile& t = tiles[key];
+    int64_t e = w->get_arg<int64_t>();
+    t.acc[e] = acc;
+    t.update[e] = n;
+  }
+  std::vector<std::pair<NodeRef, NodeRef>> with;
+  for (auto& [key, t] : tiles) {
+    bool whole = true;
+    for (int i = 0; i < 4; i++)
+      whole = whole && t.acc[i] && std::equal(t.acc[i]->src.begin() + 1, t.acc[i]->src.end(), t.acc[0]->src.begin() + 1,
+                                              t.acc[0]->src.end());
+    if (!whole) continue;  // the four accumulators do not share their loops: keep C = 0 and the add
+    std::vector<NodeRef> src;
+    for (const Node* s : key) src.push_back(NodeRef::share(s));
+    for (int i = 0; i < 4; i++) src.push_back(NodeRef::share(t.acc[i]));
+    for (int i = 0; i < 4; i++) {
+      NodeRef w = make(Op::WMMA, dtypes::float32, src, int64_t{i});
+      with.emplace_back(NodeRef::share(t.update[i]), make(Op::ACCUMULATE, dtypes::float32, {NodeRef::share(t.acc[i]), w}));
+    }
+  }
+  return with.empty() ? kernel : substitute(kernel, with);
+}
+
+}  // namespace lg

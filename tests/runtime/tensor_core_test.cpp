@@ -1,0 +1,320 @@
+// Tensor cores (Opt TC, codegen/tensor_core.h): the fragment layout, the heuristic's choice, and
+// matmuls of several shapes run three ways against a float64 reference: the CUDA source on CPU
+// threads with mma.sync emulated per warp from the PTX ISA's layout (tests/runtime/cuda_emulation.h:
+// a wrong fragment layout in the renderer fails here), the C program CUDACHECK runs, and CUDACHECK
+// itself; NVRTC compiles the kernels for sm_80 and sm_90. Nothing here ran on a GPU.
+//
+// Inputs are multiples of 1/8 (|x| <= 1.5), exact in bf16 and fp16, so every product and partial
+// sum is exact in float32 and the reference is exact; real mma.sync sums in its own order and
+// rounding (ops.def defines WMMA's order for the CPU), hence the tolerance on the comparisons.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+#include "base/config.h"
+#include "base/error.h"
+#include "codegen/gpu_launch.h"
+#include "codegen/heuristic_gpu.h"
+#include "codegen/heuristic_tc.h"
+#include "codegen/program.h"
+#include "codegen/render_cuda.h"
+#include "codegen/render_hip.h"
+#include "codegen/tensor_core.h"
+#include "ir/build.h"
+#include "runtime/buffer.h"
+#include "runtime/cpu.h"
+#include "runtime/device.h"
+#include "runtime/interp.h"
+#include "runtime/cuda_emulation.h"
+#include "runtime/nvrtc.h"
+#include "runtime/program_build.h"
+#include "runtime/realize.h"
+#include "schedule/schedule.h"
+
+namespace lg {
+namespace {
+
+// out (batch, m, n) = a (batch, m, k) @ b (batch, k, n), a and b in dtype t, as the front end builds
+// it (tensor/reduce.cpp): both cast to float32, multiplied, summed over k in float32; the result is
+// float32, or cast back to t (out16).
+struct Matmul {
+  int64_t batch, m, n, k;
+  DType t;
+  bool out16 = false;
+};
+
+float a_value(int64_t i) { return static_cast<float>((i * 37) % 17 - 8) / 8.0f; }
+float b_value(int64_t i) { return static_cast<float>((i * 11) % 13 - 6) / 4.0f; }
+
+uint16_t bits16(float f, DType t) {
+  if (t == dtypes::float16) {
+    _Float16 h = static_cast<_Float16>(f);
+    uint16_t u;
+    std::memcpy(&u, &h, 2);
+    return u;
+  }
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>(u >> 16);  // exact: the values have at most 8 significant bits
+}
+
+float from16(uint16_t u, DType t) {
+  if (t == dtypes::float16) {
+    _Float16 h;
+    std::memcpy(&h, &u, 2);
+    return static_cast<float>(h);
+  }
+  uint32_t w = static_cast<uint32_t>(u) << 16;
+  float f;
+  std::memcpy(&f, &w, 4);
+  return f;
+}
+
+// A buffer of n elements of dtype t on device, element i = value(i).
+NodeRef filled(const std::string& device, DType t, int64_t n, float (*value)(int64_t)) {
+  NodeRef b = new_buffer(device_node(device), t, n);
+  std::vector<float> f(n);
+  std::vector<uint16_t> h(n);
+  for (int64_t i = 0; i < n; i++) f[i] = value(i), h[i] = bits16(f[i], t);
+  if (t == dtypes::float32) buffer_copy_in(*b, f.data(), n * 4);
+  else buffer_copy_in(*b, h.data(), n * 2);
+  return b;
+}
+
+NodeRef matmul_graph(const std::string& device, const Matmul& c) {
+  DType t = c.t, f = dtypes::float32;
+  int64_t B = c.batch, M = c.m, N = c.n, K = c.k;
+  NodeRef a = make(Op::RESHAPE, t, {filled(device, t, B * M * K, a_value)}, Shape{B, M, 1, K});
+  NodeRef b = make(Op::RESHAPE, t, {filled(device, t, B * K * N, b_value)}, Shape{B, K, N});
+  NodeRef bt = make(Op::RESHAPE, t, {make(Op::PERMUTE, t, {b}, Shape{0, 2, 1})}, Shape{B, 1, N, K});
+  NodeRef x = cast(make(Op::EXPAND, t, {a}, Shape{B, M, N, K}), f);
+  NodeRef y = cast(make(Op::EXPAND, t, {bt}, Shape{B, M, N, K}), f);
+  NodeRef sum = make(Op::RESHAPE, f, {make(Op::REDUCE_AXIS, f, {x * y}, ReduceArg{Op::ADD, {3}})}, Shape{B, M, N});
+  return make(Op::SINK, dtypes::void_, {c.out16 ? cast(sum, t) : sum});
+}
+
+std::vector<double> reference(const Matmul& c) {
+  std::vector<double> out(c.batch * c.m * c.n, 0.0);
+  for (int64_t z = 0; z < c.batch; z++)
+    for (int64_t i = 0; i < c.m; i++)
+      for (int64_t j = 0; j < c.n; j++) {
+        double s = 0;
+        for (int64_t q = 0; q < c.k; q++) s += double(a_value((z * c.m + i) * c.k + q)) * b_value((z * c.k + q) * c.n + j);
+        out[(z * c.m + i) * c.n + j] = s;
+      }
+  return out;
+}
+
+std::vector<float> read(const NodeRef& out, DType t) {
+  const Node* b = out->op == Op::BUFFER ? out.get() : out->src[0].get();
+  std::vector<float> host(out->numel());
+  if (t == dtypes::float32) {
+    buffer_copy_out(*b, host.data(), host.size() * 4);
+    return host;
+  }
+  std::vector<uint16_t> h(host.size());
+  buffer_copy_out(*b, h.data(), h.size() * 2);
+  for (size_t i = 0; i < h.size(); i++) host[i] = from16(h[i], t);
+  return host;
+}
+
+// The one kernel of the matmul, lowered with the CUDA heuristic (tensor cores on).
+LinearProgram tc_program(const ScheduleItem& item) {
+  return lower_kernel(item.ast, item.name, gpu_heuristic_opts(item.ast, true));
+}
+
+int wmma_count(const LinearProgram& p) {
+  int n = 0;
+  for (const NodeRef& op : p.ops) n += op->op == Op::WMMA;
+  return n;
+}
+
+enum class Run { EmulatedCuda, CProgram };
+
+// The matmul's kernel with tensor cores, run as emulated CUDA or as the C program CUDACHECK runs.
+std::vector<float> run_tc(const Matmul& c, Run how) {
+  Schedule s = create_schedule(matmul_graph("CPU", c));
+  EXPECT_EQ(s.items.size(), 1u);
+  const ScheduleItem& item = s.items.at(0);
+  LinearProgram p = tc_program(item);
+  EXPECT_GE(wmma_count(p), 4) << "no tensor cores in " << to_string(p);
+  KernelArgs args;
+  for (const NodeRef& b : item.buffers) {
+    args.buffers.push_back(buffer_memory(*b).ptr);
+    args.sizes.push_back(b->numel());
+  }
+  if (how == Run::EmulatedCuda) {
+    testing_util::emulate_cuda(p, args.buffers);
+  } else {
+    std::unique_ptr<Device> cpu = make_cpu_device("CPU");
+    build_program(*cpu, p).program->run(args);
+  }
+  return read(s.outputs.at(0), c.out16 ? c.t : dtypes::float32);
+}
+
+// |got - want| within tol relative to the row's magnitude (a rounding of the output to 16 bits
+// is relative to the value itself).
+void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int bad = 0;
+  for (size_t i = 0; i < got.size() && bad < 10; i++)
+    if (!(std::abs(got[i] - want[i]) <= tol * (1.0 + std::abs(want[i])))) {
+      ADD_FAILURE() << what << ": element " << i << " is " << got[i] << ", want " << want[i];
+      bad++;
+    }
+}
+
+std::string label(const Matmul& c) {
+  return str(name(c.t), " ", c.batch, "x(", c.m, "x", c.k, " @ ", c.k, "x", c.n, ")", c.out16 ? " -> 16-bit" : "");
+}
+
+const std::vector<Matmul>& shapes() {
+  static const std::vector<Matmul> all = {
+      {1, 16, 8, 16, dtypes::bfloat16},    // one tile, one warp
+      {1, 64, 64, 64, dtypes::bfloat16},   // 2x4 tiles per warp, 2x2 warps
+      {1, 128, 96, 256, dtypes::float16},  // 3 column blocks of 32, 16 k steps
+      {1, 20, 24, 40, dtypes::bfloat16},   // m and k padded (to 32 and 48)
+      {1, 36, 20, 16, dtypes::float16},    // m and n padded (to 48 and 24)
+      {3, 32, 48, 32, dtypes::bfloat16},   // batched: a grid axis
+      {1, 64, 32, 48, dtypes::bfloat16, true},  // the result cast back to bf16, as Tensor::matmul does
+  };
+  return all;
+}
+
+TEST(TensorCore, FragmentLayoutsCoverEachTileOnce) {
+  struct Case {
+    TcOperand op;
+    int rows, cols;
+  };
+  for (Case c : {Case{TcOperand::A, 16, 16}, Case{TcOperand::B, 16, 8}, Case{TcOperand::C, 16, 8}}) {
+    std::vector<int> seen(c.rows * c.cols, 0);
+    for (int64_t lane = 0; lane < 32; lane++)
+      for (int j = 0; j < tc_fragment_size(c.op); j++) {
+        int64_t r = tc_place(c.op, true, lane, j), col = tc_place(c.op, false, lane, j);
+        ASSERT_TRUE(r >= 0 && r < c.rows && col >= 0 && col < c.cols);
+        seen[r * c.cols + col]++;
+      }
+    for (int s : seen) EXPECT_EQ(s, 1);
+  }
+  // PTX ISA examples: lane 5 (g 1, t 1) holds A's a5 at row 1, column 11, and D's c2 at row 9, column 2.
+  EXPECT_EQ(tc_place(TcOperand::A, true, 5, 5), 1);
+  EXPECT_EQ(tc_place(TcOperand::A, false, 5, 5), 11);
+  EXPECT_EQ(tc_place(TcOperand::B, true, 5, 3), 11);
+  EXPECT_EQ(tc_place(TcOperand::B, false, 5, 3), 1);
+  EXPECT_EQ(tc_place(TcOperand::C, true, 5, 2), 9);
+  EXPECT_EQ(tc_place(TcOperand::C, false, 5, 2), 2);
+}
+
+bool has_tc(const std::vector<Opt>& opts) {
+  for (const Opt& o : opts)
+    if (o.kind == OptKind::TC) return true;
+  return false;
+}
+
+TEST(TensorCoreHeuristic, HalfPrecisionMatmulsGetTensorCoresFloat32AndHipDoNot) {
+  auto opts = [](const Matmul& c, bool tensor_cores) {
+    Schedule s = create_schedule(matmul_graph("CPU", c));
+    return gpu_heuristic_opts(s.items.at(0).ast, tensor_cores);
+  };
+  for (DType t : {dtypes::bfloat16, dtypes::float16}) {
+    std::vector<Opt> o = opts({1, 64, 64, 64, t}, true);
+    EXPECT_TRUE(has_tc(o)) << to_string(o);
+    EXPECT_FALSE(has_tc(opts({1, 64, 64, 64, t}, false))) << "HIP (no tensor cores)";
+  }
+  EXPECT_FALSE(has_tc(opts({1, 64, 64, 64, dtypes::float32}, true)));
+  EXPECT_FALSE(has_tc(opts({1, 4, 64, 64, dtypes::bfloat16}, true))) << "m below one tile";
+  std::vector<Opt> padded = opts({1, 20, 24, 40, dtypes::bfloat16}, true);
+  // axes (m, n, k): the batch axis of 1 folds away
+  EXPECT_EQ(padded.at(0), (Opt{OptKind::PADTO, 0, 16})) << to_string(padded);
+  EXPECT_EQ(padded.at(1), (Opt{OptKind::PADTO, 2, 16})) << to_string(padded);
+  EXPECT_EQ(padded.at(2), (Opt{OptKind::TC, 0, 0})) << to_string(padded);
+}
+
+TEST(TensorCoreHeuristic, OnlyCudaArchitecturesFromSm80AndTcOn) {
+  EXPECT_TRUE(cuda_tensor_cores("sm_90"));
+  EXPECT_TRUE(cuda_tensor_cores("compute_80"));
+  EXPECT_FALSE(cuda_tensor_cores("sm_75"));
+  setenv("TC", "0", 1);
+  config_reload();
+  EXPECT_FALSE(cuda_tensor_cores("sm_90"));
+  unsetenv("TC");
+  config_reload();
+  EXPECT_TRUE(cuda_tensor_cores("sm_90"));
+}
+
+TEST(TensorCore, UndividedAxesAreAnOptError) {
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 20, 24, 40, dtypes::bfloat16}));
+  EXPECT_THROW(lower_kernel(s.items[0].ast, "k", {{OptKind::TC, 0}}), OptError);
+  Schedule f = create_schedule(matmul_graph("CPU", {1, 32, 32, 32, dtypes::float32}));
+  EXPECT_THROW(lower_kernel(f.items[0].ast, "k", {{OptKind::TC, 0}}), OptError);
+}
+
+TEST(TensorCoreDeathTest, HipAndTheInterpreterRefuseWmma) {
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 16, 8, 16, dtypes::bfloat16}));
+  LinearProgram p = tc_program(s.items[0]);
+  EXPECT_DEATH(HipRenderer().render(p), "HIP renderer has no tensor cores");
+  EXPECT_DEATH(get_device("INTERP").load(p, "", {}), "interp: kernel .* has WMMA");
+}
+
+TEST(TensorCore, WarpsAreWholeAndTheLaneVariesFastest) {
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 64, 64, 64, dtypes::bfloat16}));
+  LaunchDims d = gpu_launch_dims(tc_program(s.items[0]));
+  EXPECT_EQ(d.threads, 128);  // 2 x 2 warps, each 32 x 32 outputs (2 x 4 tiles)
+  EXPECT_EQ(d.blocks, 1);
+  const GpuAxis& last = d.axes.back();
+  EXPECT_TRUE(last.local && last.size == 32 && last.stride == 1);
+}
+
+TEST(TensorCoreEmulation, MatmulsMatchTheReference) {
+  for (const Matmul& c : shapes()) {
+    SCOPED_TRACE(label(c));
+    expect_close(run_tc(c, Run::EmulatedCuda), reference(c), c.out16 ? 1e-2 : 1e-5, "emulated CUDA");
+  }
+}
+
+TEST(TensorCoreEmulation, CudaSourceAndCProgramAgreeBitForBit) {
+  for (const Matmul& c : shapes()) {
+    SCOPED_TRACE(label(c));
+    std::vector<float> c_program = run_tc(c, Run::CProgram);
+    expect_close(c_program, reference(c), c.out16 ? 1e-2 : 1e-5, "C program");
+    EXPECT_EQ(run_tc(c, Run::EmulatedCuda), c_program);
+  }
+}
+
+#define SKIP_WITHOUT_NVRTC()                                          \
+  do {                                                                \
+    std::string why;                                                  \
+    if (!nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;  \
+  } while (0)
+
+TEST(TensorCoreNvrtc, CompilesForSm80AndSm90WithMmaSync) {
+  SKIP_WITHOUT_NVRTC();
+  for (DType t : {dtypes::bfloat16, dtypes::float16}) {
+    Schedule s = create_schedule(matmul_graph("CPU", {1, 64, 64, 64, t, true}));
+    std::string src = CudaRenderer().render(tc_program(s.items[0]));
+    std::string ty = t == dtypes::bfloat16 ? "bf16" : "f16";
+    EXPECT_NE(src.find("lg_mma_m16n8k16_" + ty + "(lg_pack_" + ty + "x2("), std::string::npos) << src;
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      std::vector<uint8_t> cubin = NvrtcCompiler(arch).compile(src);
+      ASSERT_GE(cubin.size(), 4u);
+      EXPECT_EQ(std::string(cubin.begin(), cubin.begin() + 4), "\x7f" "ELF") << arch;
+    }
+    std::vector<uint8_t> ptx = NvrtcCompiler("compute_80").compile(src);
+    std::string text(ptx.begin(), ptx.end());
+    EXPECT_NE(text.find("mma.sync.aligned.m16n8k16.row.col.f32." + ty + "." + ty + ".f32"), std::string::npos);
+  }
+}
+
+TEST(TensorCoreCudaCheck, MatmulOnCudaCheckUsesTensorCoresAndMatchesTheReference) {
+  SKIP_WITHOUT_NVRTC();
+  Matmul c{1, 48, 40, 80, dtypes::bfloat16};
+  Schedule s = create_schedule(matmul_graph("CUDACHECK", c));
+  ASSERT_TRUE(has_tc(get_device("CUDACHECK").heuristic_opts(s.items.at(0).ast)));
+  std::vector<NodeRef> out = realize(matmul_graph("CUDACHECK", c));
+  expect_close(read(out.at(0), dtypes::float32), reference(c), 1e-5, "CUDACHECK");
+}
+
+}  // namespace
+}  // namespace lg
