@@ -3,6 +3,8 @@
 #include <cstdlib>
 
 #include "base/config.h"
+#include "base/error.h"
+#include "codegen/smem.h"
 #include "codegen/tensor_core.h"
 #include "rewrite/rewrite.h"
 #include "rewrite/rules/symbolic.h"
@@ -51,6 +53,13 @@ std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled) {
   if (wn > 1) opts.push_back({OptKind::LOCAL, c.n, static_cast<int>(wn)});
   for (int a = 0; a < static_cast<int>(axes.size()); a++)
     if (axes[a]->get_arg<RangeArg>().type != AxisType::REDUCE) opts.push_back({OptKind::GLOBAL, a});
+  if (config().smem) {
+    // The block's A tile (BM x 16) and B tile (16 x BN) of each k step in shared memory.
+    int64_t bm = kTcM * tm * wm, bn = kTcN * tn * wn;
+    int64_t bytes = (bm * kTcK + kTcK * bn) * itemsize(c.input);
+    LG_CHECK(bytes <= kSharedMemoryBytes, "TC heuristic: tiles of ", bytes, " bytes exceed static shared memory");
+    opts.push_back({OptKind::SMEM, 0});
+  }
   return opts;
 }
 

@@ -101,7 +101,15 @@ class Linearizer {
     if (n->op == Op::ACCUMULATE) return minus(live_.at(n->src[1].get()), acc_ranges(n->src[0].get()));
     RangeSet r;
     for (const NodeRef& s : n->src) r = merge(r, live_.at(s.get()));
+    if (n->op == Op::BARRIER) r = minus(r, coop_ranges(r));  // its copy loops close before it
     return r;
+  }
+
+  static RangeSet coop_ranges(const RangeSet& r) {
+    RangeSet out;
+    for (const Node* x : r)
+      if (x->get_arg<RangeArg>().type == AxisType::COOP) out.push_back(x);
+    return out;
   }
 
   bool is_open(const Node* r) const { return std::find(open_.begin(), open_.end(), r) != open_.end(); }
@@ -131,10 +139,32 @@ class Linearizer {
   void emit(const Node* n) {
     if (emitted_.count(n)) return;
     if (n->op == Op::ACCUMULATE) return emit_accumulate(n);
+    if (n->op == Op::BARRIER) return emit_barrier(n);
     LG_CHECK(n->op != Op::RANGE && n->op != Op::DEFINE_ACC, op_name(n->op), " used outside its loops");
     LG_CHECK(placeable(n), "node ", op_name(n->op), " needs a loop that is not open");
     for (const NodeRef& s : n->src) emit(s.get());
     push(n);
+  }
+
+  // A shared-memory copy (codegen/smem.h) where it is first read: what does not depend on the
+  // copy loops first (so nothing read later is defined inside them), the array, a barrier (no
+  // thread still reads the array's previous contents), the COOP loops with the stores, then the
+  // BARRIER itself (every thread's stores done).
+  void emit_barrier(const Node* b) {
+    RangeSet loops;
+    for (size_t i = 1; i < b->src.size(); i++) loops = merge(loops, coop_ranges(live_.at(b->src[i].get())));
+    for (size_t i = 1; i < b->src.size(); i++) {
+      LG_CHECK(coop_ranges(live_.at(b->src[i].get())) == loops, "BARRIER: its stores run in different COOP loops");
+      for (const Node* n : toposort(b->src[i]))
+        if (!emitted_.count(n) && n->op != Op::RANGE && n->op != Op::DEFINE_ACC && placeable(n)) emit(n);
+    }
+    emit(b->src[0].get());
+    out_.push_back(make(Op::BARRIER, dtypes::void_, {}));
+    for (const Node* r : loops) open(r);
+    for (size_t i = 1; i < b->src.size(); i++) emit(b->src[i].get());
+    for (size_t i = loops.size(); i-- > 0;) close(loops[i]);
+    LG_CHECK(placeable(b), "BARRIER needs a loop that is not open");
+    push(b);
   }
 
   // Every pending ACCUMULATE whose value needs only the loops open now, in topological order.

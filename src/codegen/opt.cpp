@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "codegen/smem.h"
 #include "codegen/tensor_core.h"
 #include "ir/build.h"
 #include "ir/graph.h"
@@ -24,6 +25,7 @@ static const char* kind_name(OptKind k) {
     case OptKind::GROUPTOP: return "GROUPTOP";
     case OptKind::GROUPOUT: return "GROUPOUT";
     case OptKind::TC: return "TC";
+    case OptKind::SMEM: return "SMEM";
   }
   return "?";
 }
@@ -126,6 +128,7 @@ static NodeRef pad_axis(const NodeRef& ast, const NodeRef& r, int64_t amount) {
 
 static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
   if (o.kind == OptKind::TC) return apply_tensor_core(ast, o.axis);  // its axis picks a matmul
+  if (o.kind == OptKind::SMEM) return stage_tc_operands(ast);
   std::vector<NodeRef> axes = kernel_axes(ast);
   if (o.axis < 0 || o.axis >= static_cast<int>(axes.size())) throw OptError(str("no axis ", o.axis));
   const NodeRef& r = axes[o.axis];
@@ -160,15 +163,18 @@ static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
     case OptKind::GLOBAL:
       if (reduce) throw OptError("GLOBAL of a reduce axis");
       return substitute(ast, {{r, range(rsize(r.get()), rid(r.get()), AxisType::GLOBAL)}});
-    case OptKind::TC: break;
+    case OptKind::TC: case OptKind::SMEM: break;
   }
   throw OptError("unknown opt");
 }
 
 NodeRef apply_opts(const NodeRef& ast, const std::vector<Opt>& opts) {
   NodeRef k = ast;
-  for (const Opt& o : opts) {
+  for (size_t i = 0; i < opts.size(); i++) {
+    const Opt& o = opts[i];
     try {
+      // SMEM stages the fragments as the other Opts left them (the block's ranges are final)
+      if (i > 0 && opts[i - 1].kind == OptKind::SMEM) throw OptError("SMEM must be the last Opt");
       k = apply_one(k, o);
     } catch (const OptError& e) {
       throw OptError(str(to_string(o), ": ", e.what()));

@@ -31,6 +31,9 @@
 //   TC     c  -   tensor cores (codegen/tensor_core.h): the matmul's m, n, k axes (candidate c of
 //                 tc_candidates) are split by the mma tile (16, 8, 16), the tile becomes a warp's 32
 //                 lanes (a LOCAL range) and WMMA nodes; m/16, n/8 and k/16 stay axes for more Opts
+//   SMEM   -  -   after TC (the last Opt): each k step, the block's threads copy the A and B tiles of
+//                 the block into shared memory together, and the mma fragments are read from there
+//                 (codegen/smem.h)
 //
 // GPU thread ranges: LOCAL ranges are independent axes of the block (each its own part of
 // threadIdx); every GROUP range of a kernel is the same group axis (one part of threadIdx, shared):
@@ -44,7 +47,7 @@
 
 namespace lg {
 
-enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL, GROUPTOP, GROUPOUT, TC };
+enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL, GROUPTOP, GROUPOUT, TC, SMEM };
 
 struct Opt {
   OptKind kind;

@@ -15,9 +15,17 @@ const Spec& program_spec() {
       {
           {Pat::op(Op::SINK), nullptr},
           {Pat::op(Op::STORE, {Pat::op(Op::INDEX), Pat::any()}), nullptr},
-          {Pat::op(Op::INDEX, {Pat::op(Op::DEFINE_GLOBAL), Pat::any().dtype(dtypes::index)}).prefix(),
+          {Pat::op(Op::INDEX, {Pat::ops(op_set({Op::DEFINE_GLOBAL, Op::DEFINE_LOCAL, Op::BARRIER})),
+                               Pat::any().dtype(dtypes::index)}).prefix(),
            nullptr},
-          {Pat::ops(op_set({Op::LOAD, Op::DEFINE_GLOBAL, Op::RANGE, Op::DEFINE_VAR, Op::VECTORIZE, Op::GEP, Op::WMMA})), nullptr},
+          {Pat::op(Op::BARRIER), [](const Match& m) {  // (DEFINE_LOCAL, STOREs into it) (codegen/smem.h)
+             const NodeRef& b = m.root();
+             if (b->src.empty() || b->src[0]->op != Op::DEFINE_LOCAL) return false;
+             for (size_t i = 1; i < b->src.size(); i++)
+               if (b->src[i]->op != Op::STORE || b->src[i]->src[0]->src[0] != b->src[0]) return false;
+             return true;
+           }},
+          {Pat::ops(op_set({Op::LOAD, Op::DEFINE_GLOBAL, Op::DEFINE_LOCAL, Op::RANGE, Op::DEFINE_VAR, Op::VECTORIZE, Op::GEP, Op::WMMA})), nullptr},
           {Pat::op(Op::DEFINE_ACC),
            [](const Match& m) {
              for (size_t i = 1; i < m.root()->src.size(); i++)

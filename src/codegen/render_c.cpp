@@ -139,6 +139,17 @@ class CWriter {
         expr_[&n] = ref(n.src[0]);
         return;
       case Op::WMMA: return emit_wmma(n);
+      // codegen/smem.h: threads are loops here, so each fills its own copy of a shared tile (the
+      // COOP loop is a plain loop, run whole) and a barrier has nothing to wait for.
+      case Op::DEFINE_LOCAL: {
+        const BufferArg& a = n.get_arg<BufferArg>();
+        expr_[&n] = str("lg_smem", a.uid);
+        line(str(mem_type(n.dtype.base()), " lg_smem", a.uid, "[", a.size, "];"));
+        return;
+      }
+      case Op::BARRIER:
+        if (!n.src.empty()) expr_[&n] = ref(n.src[0]);
+        return;
       default: break;
     }
     LG_CHECK(is_alu(n.op) || n.op == Op::VECTORIZE || n.op == Op::GEP, "C renderer cannot render ", op_name(n.op));

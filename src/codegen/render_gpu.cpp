@@ -202,6 +202,16 @@ class GpuWriter {
         expr_[&n] = ref(n.src[0]);
         return;
       case Op::WMMA: return emit_wmma(n);
+      case Op::DEFINE_LOCAL: {  // codegen/smem.h: the block's shared tile
+        const BufferArg& a = n.get_arg<BufferArg>();
+        expr_[&n] = str("lg_smem", a.uid);
+        line(str("__shared__ ", mem_type(n.dtype.base()), " lg_smem", a.uid, "[", a.size, "];"));
+        return;
+      }
+      case Op::BARRIER:  // every thread of the block reaches it: it sits in loops all threads run alike
+        line("__syncthreads();");
+        if (!n.src.empty()) expr_[&n] = ref(n.src[0]);
+        return;
       default: break;
     }
     LG_CHECK(is_alu(n.op), "GPU renderer cannot render ", op_name(n.op));
@@ -220,6 +230,11 @@ class GpuWriter {
       if (a.stride * a.size < total) e = str("(", e, " % ", a.size, "ll)");
       line(str("const ", value_type(r), " ", v, " = ", e, ";"));
       launch_ranges_.insert(&r);
+      return;
+    }
+    if (r.get_arg<RangeArg>().type == AxisType::COOP) {  // the block's threads share its iterations
+      line(str("for (", value_type(r), " ", v, " = lg_t; ", v, " < ", ref(r.src[0]), "; ", v, " += ", dims_.threads, ") {"));
+      depth_++;
       return;
     }
     line(str("for (", value_type(r), " ", v, " = 0; ", v, " < ", ref(r.src[0]), "; ", v, "++) {"));
@@ -332,7 +347,8 @@ class GpuWriter {
   // stores (a read-modify-write of the output by the others would race with it).
   std::string store_gate(const Node& idx) const {
     std::string gate = idx.src.size() == 3 ? expr_.at(idx.src[2].get()) : "";
-    if (dims_.group > 1 && !reads_group_range(idx.src[1]))
+    bool shared = idx.src[0]->op == Op::DEFINE_LOCAL;  // a COOP copy: each thread stores its own iterations
+    if (dims_.group > 1 && !shared && !reads_group_range(idx.src[1]))
       gate += str(gate.empty() ? "" : " && ", group_thread(), " == 0");
     return gate;
   }

@@ -23,6 +23,7 @@ const char* axis_type_name(AxisType t) {
     case AxisType::UPCAST: return "UPCAST";
     case AxisType::UNROLL: return "UNROLL";
     case AxisType::SERIAL: return "SERIAL";
+    case AxisType::COOP: return "COOP";
   }
   return "?";
 }

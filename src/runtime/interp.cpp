@@ -161,6 +161,11 @@ class InterpProgram : public Program {
           internal_error(__FILE__, __LINE__,
                          str("interp: kernel ", name_, " reads variable ", n->get_arg<VarArg>().name,
                              ", which no launch binds"));
+        case Op::DEFINE_LOCAL:
+        case Op::BARRIER:
+          internal_error(__FILE__, __LINE__,
+                         str("interp: kernel ", name_, " stages tiles in shared memory (Opt SMEM): only the CUDA "
+                             "heuristic makes it; the C and CUDA renderers run it"));
         case Op::WMMA:
           internal_error(__FILE__, __LINE__,
                          str("interp: kernel ", name_, " has WMMA (Opt TC, tensor cores): only the CUDA heuristic "

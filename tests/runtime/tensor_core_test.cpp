@@ -21,6 +21,7 @@
 #include "codegen/program.h"
 #include "codegen/render_cuda.h"
 #include "codegen/render_hip.h"
+#include "codegen/smem.h"
 #include "codegen/tensor_core.h"
 #include "ir/build.h"
 #include "runtime/buffer.h"
@@ -140,6 +141,9 @@ std::vector<float> run_tc(const Matmul& c, Run how) {
   const ScheduleItem& item = s.items.at(0);
   LinearProgram p = tc_program(item);
   EXPECT_GE(wmma_count(p), 4) << "no tensor cores in " << to_string(p);
+  int locals = 0;
+  for (const NodeRef& op : p.ops) locals += op->op == Op::DEFINE_LOCAL;
+  EXPECT_EQ(locals, config().smem ? 2 : 0) << "A and B tiles in shared memory (SMEM=" << config().smem << ")";
   KernelArgs args;
   for (const NodeRef& b : item.buffers) {
     args.buffers.push_back(buffer_memory(*b).ptr);
@@ -179,6 +183,7 @@ const std::vector<Matmul>& shapes() {
       {1, 36, 20, 16, dtypes::float16},    // m and n padded (to 48 and 24)
       {3, 32, 48, 32, dtypes::bfloat16},   // batched: a grid axis
       {1, 64, 32, 48, dtypes::bfloat16, true},  // the result cast back to bf16, as Tensor::matmul does
+      {2, 128, 128, 96, dtypes::bfloat16},  // batched, 2 x 2 blocks of 64 x 64, 6 k steps through shared memory
   };
   return all;
 }
@@ -255,7 +260,7 @@ TEST(TensorCoreDeathTest, HipAndTheInterpreterRefuseWmma) {
   Schedule s = create_schedule(matmul_graph("CPU", {1, 16, 8, 16, dtypes::bfloat16}));
   LinearProgram p = tc_program(s.items[0]);
   EXPECT_DEATH(HipRenderer().render(p), "HIP renderer has no tensor cores");
-  EXPECT_DEATH(get_device("INTERP").load(p, "", {}), "interp: kernel .* has WMMA");
+  EXPECT_DEATH(get_device("INTERP").load(p, "", {}), "interp: kernel .* (has WMMA|stages tiles in shared memory)");
 }
 
 TEST(TensorCore, WarpsAreWholeAndTheLaneVariesFastest) {
@@ -283,6 +288,117 @@ TEST(TensorCoreEmulation, CudaSourceAndCProgramAgreeBitForBit) {
   }
 }
 
+
+// --- Opt SMEM: the A and B tiles of each k step staged in shared memory (codegen/smem.h) ---
+
+int op_count(const LinearProgram& p, Op op) {
+  int n = 0;
+  for (const NodeRef& x : p.ops) n += x->op == op;
+  return n;
+}
+
+// Loads from kernel arguments (global memory) in the program's text.
+int global_loads(const LinearProgram& p) {
+  int n = 0;
+  for (const NodeRef& x : p.ops) n += x->op == Op::LOAD && x->src[0]->src[0]->op == Op::DEFINE_GLOBAL;
+  return n;
+}
+
+// Runs f with SMEM set to value, then restores the default.
+template <class F>
+auto with_smem(const char* value, F f) {
+  setenv("SMEM", value, 1);
+  config_reload();
+  auto r = f();
+  unsetenv("SMEM");
+  config_reload();
+  return r;
+}
+
+TEST(TensorCoreSmemHeuristic, HalfPrecisionMatmulsAreStagedAndSmemZeroTurnsItOff) {
+  for (DType t : {dtypes::bfloat16, dtypes::float16}) {
+    Schedule s = create_schedule(matmul_graph("CPU", {1, 64, 64, 64, t}));
+    std::vector<Opt> o = gpu_heuristic_opts(s.items.at(0).ast, true);
+    EXPECT_EQ(o.back(), (Opt{OptKind::SMEM, 0, 0})) << to_string(o);
+    LinearProgram p = tc_program(s.items.at(0));
+    // A: 64 x 16, B: 16 x 64 (2 x 2 warps of 2 x 4 tiles), 2 bytes each, well inside 48 KiB
+    EXPECT_EQ(op_count(p, Op::DEFINE_LOCAL), 2);
+    int64_t bytes = 0;
+    for (const NodeRef& x : p.ops)
+      if (x->op == Op::DEFINE_LOCAL) {
+        bytes += x->get_arg<BufferArg>().size * 2;
+      }
+    EXPECT_EQ(bytes, (64 * 16 + 16 * 64) * 2);
+    EXPECT_LE(bytes, kSharedMemoryBytes);
+    std::vector<Opt> off = with_smem("0", [&] { return gpu_heuristic_opts(s.items.at(0).ast, true); });
+    EXPECT_TRUE(has_tc(off));
+    for (const Opt& x : off) {
+      EXPECT_NE(x.kind, OptKind::SMEM) << to_string(off);
+    }
+    LinearProgram q = with_smem("0", [&] { return tc_program(s.items.at(0)); });
+    EXPECT_EQ(op_count(q, Op::DEFINE_LOCAL), 0);
+    // every fragment value is read from global memory once per block and k step, not once per
+    // warp that uses it: fewer global loads in the thread's code
+    EXPECT_LT(global_loads(p), global_loads(q)) << to_string(p);
+  }
+  Schedule f = create_schedule(matmul_graph("CPU", {1, 64, 64, 64, dtypes::float32}));
+  for (const Opt& x : gpu_heuristic_opts(f.items.at(0).ast, true)) {
+    EXPECT_NE(x.kind, OptKind::SMEM);
+  }
+}
+
+TEST(TensorCoreSmem, SmemNeedsTcAndIsTheLastOpt) {
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 32, 32, 32, dtypes::bfloat16}));
+  EXPECT_THROW(lower_kernel(s.items[0].ast, "k", {{OptKind::SMEM, 0}}), OptError);
+  EXPECT_THROW(lower_kernel(s.items[0].ast, "k", {{OptKind::TC, 0}, {OptKind::SMEM, 0}, {OptKind::GLOBAL, 0}}), OptError);
+  EXPECT_THROW(lower_kernel(s.items[0].ast, "k", {{OptKind::TC, 0}, {OptKind::SMEM, 0}, {OptKind::SMEM, 0}}), OptError);
+  LinearProgram p = lower_kernel(s.items[0].ast, "k", {{OptKind::TC, 0}, {OptKind::SMEM, 0}});
+  EXPECT_EQ(op_count(p, Op::DEFINE_LOCAL), 2);
+}
+
+// The k loop holds, per operand: a barrier, the COOP copy loop, a barrier; then the mmas read the
+// tiles. In the CUDA source: __shared__ arrays, the copy strided over the block's threads.
+TEST(TensorCoreSmem, CopyLoopsSitBetweenBarriersInsideTheKLoop) {
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 64, 64, 64, dtypes::bfloat16}));
+  LinearProgram p = tc_program(s.items.at(0));
+  EXPECT_EQ(op_count(p, Op::BARRIER), 4) << to_string(p);
+  int depth = 0, reduce_depth = -1, coop = 0;
+  for (size_t i = 0; i < p.ops.size(); i++) {
+    const Node& n = *p.ops[i];
+    if (n.op == Op::RANGE && n.get_arg<RangeArg>().type == AxisType::REDUCE) reduce_depth = depth;
+    if (n.op == Op::RANGE && n.get_arg<RangeArg>().type == AxisType::COOP) {
+      coop++;
+      EXPECT_EQ(depth, reduce_depth + 1) << "copy loop outside the k loop";
+      size_t b = i;  // the op before the loop, past the loop bound's constant
+      while (b > 0 && p.ops[b - 1]->op == Op::CONST) b--;
+      ASSERT_GT(b, 0u);
+      EXPECT_EQ(p.ops[b - 1]->op, Op::BARRIER) << "no barrier before the copy";
+    }
+    if (n.op == Op::RANGE) depth++;
+    if (n.op == Op::END) depth--;
+    if (n.op == Op::WMMA) {
+      EXPECT_GT(coop, 0) << "an mma before the copy";
+    }
+  }
+  EXPECT_EQ(coop, 2);
+  std::string src = CudaRenderer().render(p);
+  EXPECT_NE(src.find("__shared__ lg_bf16_t lg_smem0[1024];"), std::string::npos) << src;
+  EXPECT_NE(src.find("__shared__ lg_bf16_t lg_smem1[1024];"), std::string::npos) << src;
+  EXPECT_NE(src.find("= lg_t; "), std::string::npos) << src;
+  EXPECT_NE(src.find(" += 128) {"), std::string::npos) << src;
+  EXPECT_NE(src.find("__syncthreads();"), std::string::npos) << src;
+}
+
+TEST(TensorCoreSmemEmulation, StagedAndUnstagedKernelsAgreeBitForBit) {
+  for (const Matmul& c : shapes()) {
+    SCOPED_TRACE(label(c));
+    std::vector<float> unstaged = with_smem("0", [&] { return run_tc(c, Run::EmulatedCuda); });
+    std::vector<float> staged = run_tc(c, Run::EmulatedCuda);
+    expect_close(staged, reference(c), c.out16 ? 1e-2 : 1e-5, "staged, emulated CUDA");
+    EXPECT_EQ(staged, unstaged);
+  }
+}
+
 #define SKIP_WITHOUT_NVRTC()                                          \
   do {                                                                \
     std::string why;                                                  \
@@ -296,6 +412,7 @@ TEST(TensorCoreNvrtc, CompilesForSm80AndSm90WithMmaSync) {
     std::string src = CudaRenderer().render(tc_program(s.items[0]));
     std::string ty = t == dtypes::bfloat16 ? "bf16" : "f16";
     EXPECT_NE(src.find("lg_mma_m16n8k16_" + ty + "(lg_pack_" + ty + "x2("), std::string::npos) << src;
+    EXPECT_NE(src.find("__shared__"), std::string::npos) << "staged tiles (Opt SMEM)";
     for (const char* arch : {"sm_80", "sm_90"}) {
       std::vector<uint8_t> cubin = NvrtcCompiler(arch).compile(src);
       ASSERT_GE(cubin.size(), 4u);
