@@ -1,7 +1,9 @@
 #pragma once
 // `lazygrad bench matmul`: square matmuls on any device and dtype (the GPU check times bf16 on
 // CUDA with it, tools/gpu_check.sh). One line per size:
-//   matmul <device> <dtype> N=<n> ms=<median ms> tflops=<TFLOP/s> tensor_cores=<yes|no>
+//   matmul <device> <dtype> N=<n> ms=<mean ms> tflops=<TFLOP/s> tensor_cores=<yes|no> check=<ok|FAIL> max_rel_err=<e>
+// The check compares 64 sampled entries with float64 sums over the inputs read back; a FAIL
+// line is followed by a non-zero exit.
 // Runs on a GPU are asynchronous: each timed run is `repeats` back-to-back products followed by a
 // read of one element, which waits for all of them.
 #include <string>

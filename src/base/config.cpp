@@ -34,7 +34,7 @@ static Config read_config() {
   if (const char* a = std::getenv("CUDA_ARCH"); a != nullptr && *a != '\0') c.cuda_arch = a;
   if (const char* p = std::getenv("CUDA_PATH"); p != nullptr && *p != '\0') c.cuda_path = p;
   c.tc = env_int("TC", 1) != 0;
-  c.smem = env_int("SMEM", 0) != 0;
+  c.smem = env_int("SMEM", 1) != 0;
   c.ring = env_int("RING", 1);
   c.all2all = env_int("ALL2ALL", 0);
   c.allreduce_node_ndevs = env_int("ALLREDUCE_NODE_NDEVS", 0);

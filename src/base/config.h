@@ -13,8 +13,7 @@
 //   CUDA_ARCH  NVRTC's target when no GPU says which (default sm_90; e.g. sm_80, compute_90 for PTX)
 //   TC      1 tensor cores (mma.sync) for bf16/fp16 matmuls on CUDA devices of sm_80 and later
 //           (default), 0 off (codegen/tensor_core.h)
-//   SMEM    1 shared-memory staging of tensor-core matmul tiles, 0 off (default: it crashes on some
-//           kernels of the tiny Llama step, docs/gpu.md) (codegen/smem.h)
+//   SMEM    1 shared-memory staging of tensor-core matmul tiles (default), 0 off (codegen/smem.h)
 //   CUDA_PATH  the CUDA toolkit (NVRTC and its headers; default: next to libnvrtc, /usr/local/cuda)
 //   RING, ALL2ALL  allreduce algorithm choice: 0 never, 1 when large (default RING=1, ALL2ALL=0),
 //           2 always (schedule/allreduce.h)
@@ -37,7 +36,7 @@ struct Config {
   std::string cuda_arch;  // "" = the GPU's own, or sm_90 where there is none
   std::string cuda_path;  // "" = search
   bool tc = true;
-  bool smem = false;  // SMEM=1: shared-memory staging of matmul tiles (codegen/smem.h)
+  bool smem = true;  // SMEM=1: shared-memory staging of matmul tiles (codegen/smem.h)
   int ring = 1, all2all = 0;
   int allreduce_node_ndevs = 0;
   bool allreduce_cast = false;

@@ -138,7 +138,8 @@ bool has_row_reductions(const NodeRef& ast) {
     if (!is_reduce(r)) outputs.push_back(r.get());
   for (const Node* n : toposort(ast)) {
     if (n->op != Op::REDUCE) continue;
-    std::vector<const Node*> inside = toposort(NodeRef::share(n));
+    const NodeRef reduce = NodeRef::share(n);
+    std::vector<const Node*> inside = toposort(reduce);
     for (const Node* o : outputs)
       if (std::find(inside.begin(), inside.end(), o) == inside.end()) return true;
   }

@@ -209,7 +209,8 @@ class Linearizer {
   }
 
   bool reaches(const Node* from, const Node* target) {
-    for (const Node* n : toposort(NodeRef::share(from)))
+    const NodeRef root = NodeRef::share(from);
+    for (const Node* n : toposort(root))
       if (n == target) return true;
     return false;
   }

@@ -18,7 +18,8 @@ bool is_thread_own(AxisType t) { return t == AxisType::LOCAL || t == AxisType::U
 // The thread's own ranges (smem.h: T) the fragments depend on, in id order.
 std::vector<NodeRef> thread_ranges(const std::vector<NodeRef>& fragments) {
   std::vector<NodeRef> t;
-  for (const Node* n : toposort(make(Op::SINK, dtypes::void_, fragments))) {
+  const NodeRef root = make(Op::SINK, dtypes::void_, fragments);  // alive while its order is walked
+  for (const Node* n : toposort(root)) {
     if (n->op != Op::RANGE) continue;
     AxisType type = rarg(n).type;
     if (type == AxisType::GROUP || type == AxisType::COOP || type == AxisType::SERIAL)

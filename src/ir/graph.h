@@ -11,6 +11,9 @@ namespace lg {
 // post-order visiting sources left to right, so it depends only on the graph's structure.
 // The pointers stay valid while root is alive.
 std::vector<const Node*> toposort(const NodeRef& root);
+// A temporary root dies before the pointers are used (in `for (n : toposort(make(...)))` the
+// root's last owner is the temporary): name the root first.
+std::vector<const Node*> toposort(NodeRef&& root) = delete;
 
 // One line per node in topological order: "%3 = ADD f32 (%1, %2) arg shape=(2,3)".
 // Numbers are positions in that order, so equal graphs print identically in every process.
@@ -30,5 +33,6 @@ struct UserMap {
   std::vector<std::pair<const Node*, int>> pos_;  // sorted by pointer, for index_of
 };
 UserMap user_map(const NodeRef& root);
+UserMap user_map(NodeRef&& root) = delete;  // as toposort: the map points into root's graph
 
 }  // namespace lg

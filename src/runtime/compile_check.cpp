@@ -17,12 +17,20 @@ namespace {
 
 std::atomic<size_t> kernels{0};
 
+// CUDANULL's kernels: compiled, never run.
+class NullProgram : public Program {
+ public:
+  void run(const KernelArgs&) override {}
+};
+
 class CompileCheckDevice : public Device {
  public:
   // tensor_cores: the GPU heuristic may use Opt TC (CUDA for sm_80 and later, codegen/heuristic_tc.h).
-  CompileCheckDevice(std::string name, std::unique_ptr<Renderer> r, std::unique_ptr<Compiler> c, bool tensor_cores)
+  // run: kernels run as C programs on the CPU (CUDACHECK, HIPCHECK), or not at all (CUDANULL).
+  CompileCheckDevice(std::string name, std::unique_ptr<Renderer> r, std::unique_ptr<Compiler> c, bool tensor_cores,
+                     bool run = true)
       : name_(std::move(name)), renderer_(std::move(r)), compiler_(std::move(c)), cpu_(make_cpu_device("CPU")),
-        tensor_cores_(tensor_cores) {}
+        tensor_cores_(tensor_cores), run_(run) {}
   const std::string& name() const override { return name_; }
   Allocator& allocator() override { return cpu_->allocator(); }
   const Renderer* renderer() const override { return renderer_.get(); }
@@ -33,6 +41,7 @@ class CompileCheckDevice : public Device {
   std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>& binary) override {
     LG_CHECK(!binary.empty(), prog.name, ": no GPU binary");
     kernels++;
+    if (!run_) return std::make_unique<NullProgram>();
     return build_program(*cpu_, prog).program;
   }
 
@@ -42,6 +51,7 @@ class CompileCheckDevice : public Device {
   std::unique_ptr<Compiler> compiler_;
   std::unique_ptr<Device> cpu_;  // its own CPU device (allocator, C renderer, C compiler)
   bool tensor_cores_;
+  bool run_;
 };
 
 }  // namespace
@@ -50,6 +60,12 @@ std::unique_ptr<Device> make_cuda_check_device(const std::string& name) {
   return std::make_unique<CompileCheckDevice>(name, std::make_unique<CudaRenderer>(),
                                               std::make_unique<NvrtcCompiler>(default_cuda_arch()),
                                               cuda_tensor_cores(default_cuda_arch()));
+}
+
+std::unique_ptr<Device> make_cuda_null_device(const std::string& name) {
+  return std::make_unique<CompileCheckDevice>(name, std::make_unique<CudaRenderer>(),
+                                              std::make_unique<NvrtcCompiler>(default_cuda_arch()),
+                                              cuda_tensor_cores(default_cuda_arch()), false);
 }
 
 std::unique_ptr<Device> make_hip_check_device(const std::string& name) {

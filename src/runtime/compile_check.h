@@ -7,6 +7,12 @@
 // plain loops) rendered as C and compiled by a private CPU device, in host memory. So a test suite
 // run with DEVICE=CUDACHECK proves every kernel it makes compiles for CUDA, and checks the values
 // the GPU schedule computes. A missing compiler (NVRTC, hipcc) is a user error.
+//
+// CUDANULL is CUDACHECK without the run (tinygrad's NULL device): every kernel is compiled and
+// cached, none is executed, and memory is host mappings never touched, so buffers hold zeros. It
+// compiles the kernels of programs far too large to run on the CPU (the llama3.1-8b step) and
+// fills the kernel cache for a GPU machine (cubins are keyed by NVRTC version, options and source,
+// not by the device). Values read back are meaningless.
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -16,6 +22,7 @@
 namespace lg {
 
 std::unique_ptr<Device> make_cuda_check_device(const std::string& name);
+std::unique_ptr<Device> make_cuda_null_device(const std::string& name);
 std::unique_ptr<Device> make_hip_check_device(const std::string& name);
 
 // Kernels loaded on compile-check devices in this process, each with a non-empty GPU binary.

@@ -24,6 +24,7 @@ const Kind kKinds[] = {
     {"CPU", make_cpu_device, "C kernels compiled by clang into shared objects, run on a thread pool"},
     {"CUDA", make_cuda_device, "NVIDIA GPUs (CUDA:0..n-1): CUDA C kernels compiled by NVRTC, driver API loaded at run time"},
     {"CUDACHECK", make_cuda_check_device, "CUDA compile check without a GPU: every kernel through NVRTC, then run on the CPU"},
+    {"CUDANULL", make_cuda_null_device, "CUDA compile only: every kernel through NVRTC into the cache, never run (values meaningless)"},
     {"HIPCHECK", make_hip_check_device, "HIP compile check: every kernel through hipcc (gfx90a, gfx940), then run on the CPU"},
 };
 // Memory of another process: never allocated or touched here (kernels on it do not run; copies to

@@ -47,7 +47,10 @@ TEST(Toposort, PutsSourcesBeforeUsersAndEachNodeOnce) {
   EXPECT_EQ(order.back(), e.get());
 }
 
-TEST(Toposort, OfAnEmptyRefIsEmpty) { EXPECT_TRUE(toposort(NodeRef()).empty()); }
+TEST(Toposort, OfAnEmptyRefIsEmpty) {
+  const NodeRef none;
+  EXPECT_TRUE(toposort(none).empty());
+}
 
 TEST(Toposort, HandlesA200000DeepChain) {
   NodeRef leaf = var("deep", 0, 9);
@@ -160,7 +163,8 @@ TEST(UserMap, ListsTheUsersOfEveryNodeInTopologicalOrder) {
 
 TEST(UserMap, CountsAUserOnceThoughItUsesTheNodeTwice) {
   NodeRef x = var("x", 0, 9);
-  UserMap m = user_map(x + x);
+  NodeRef sum = x + x;
+  UserMap m = user_map(sum);
   EXPECT_EQ(m.users[m.index_of(x.get())], std::vector<int>{1});
 }
 

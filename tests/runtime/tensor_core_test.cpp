@@ -315,7 +315,7 @@ auto with_smem(const char* value, F f) {
   return r;
 }
 
-// Staging is opt-in (SMEM=1; off by default, docs/gpu.md): these tests run with it on.
+// These tests run with staging on (the default), whatever SMEM the environment sets.
 struct SmemOn : ::testing::Environment {
   void SetUp() override {
     setenv("SMEM", "1", 1);
