@@ -15,8 +15,8 @@
 #               --batch 1 --dtype bf16 --synthetic --steps 4 on CUDA: tokens/s and MFU against the
 #               H200's dense bf16 peak, 989 TFLOP/s; the same step in PyTorch when available
 #               (tools/gpu_check_torch_step.py, the PyTorch twin's model on the GPU)
-# Time limits: build 240 s (skipped with --no-build), harness 150, matmul 60 + 45, lazygrad step
-# 120, PyTorch step 60: at most 7.9 minutes after the build.
+# Time limits: build 240 s (skipped with --no-build), harness 150, matmul 2 x 45 + 45, lazygrad step
+# 120, PyTorch step 60: at most 8 minutes after the build.
 #
 # Environment: CUDA_PATH (default /usr/local/cuda), CUDA_ARCH (default: the GPU's).
 set -uo pipefail
@@ -69,10 +69,15 @@ esac
 
 say "bf16 matmul"
 declare -A lg_tflops torch_tflops
-while read -r line; do
-  echo "$line" >>"$log"
-  [[ $line =~ N=([0-9]+).*tflops=([0-9.]+) ]] && lg_tflops[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-done < <(DEVICE=CUDA timeout 60 "$lazygrad" bench matmul --device CUDA --dtype bf16 --sizes 4096,8192 --repeats 5 2>>"$log")
+# a @ b, then a @ W^T (b transposed, as a Linear layer multiplies); each line also says whether 64
+# sampled entries matched a float64 reference (check=ok), else the value is not reported
+for layout in "" --bt; do
+  while read -r line; do
+    echo "$line" >>"$log"
+    [[ $line =~ N=([0-9]+)(\ b=W\^T)?\ .*tflops=([0-9.]+).*check=ok ]] &&
+      lg_tflops[${BASH_REMATCH[1]}${BASH_REMATCH[2]:+t}]=${BASH_REMATCH[3]}
+  done < <(DEVICE=CUDA timeout 45 "$lazygrad" bench matmul --device CUDA --dtype bf16 --sizes 4096,8192 --repeats 10 $layout 2>>"$log")
+done
 have_torch=0
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   have_torch=1
@@ -119,7 +124,8 @@ echo "| check | lazygrad | cuBLAS (PyTorch) | ratio |"
 echo "|---|---|---|---|"
 echo "| op harness on CUDA | ${result[harness]} | | |"
 for n in 4096 8192; do
-  echo "| bf16 matmul $n (TFLOP/s) | ${lg_tflops[$n]:-n/a} | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[$n]:-}" "${torch_tflops[$n]:-}") |"
+  echo "| bf16 matmul $n, a @ b (TFLOP/s) | ${lg_tflops[$n]:-n/a} | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[$n]:-}" "${torch_tflops[$n]:-}") |"
+  echo "| bf16 matmul $n, a @ W^T (TFLOP/s) | ${lg_tflops[${n}t]:-n/a} | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[${n}t]:-}" "${torch_tflops[$n]:-}") |"
 done
 echo "| llama3.1-8b, $layers layers, seq $seq, bf16: tokens/s | ${tok_s:-n/a (rc $train_rc)} | $torch_tok_s (PyTorch) | $(ratio "${tok_s:-}" "${torch_tok_s//[^0-9.]/}") |"
 echo "| same: MFU (peak $peak TFLOP/s) | ${mfu:-n/a} | ${torch_mfu:-} | |"

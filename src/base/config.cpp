@@ -1,5 +1,6 @@
 #include "base/config.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -34,7 +35,20 @@ static Config read_config() {
   if (const char* a = std::getenv("CUDA_ARCH"); a != nullptr && *a != '\0') c.cuda_arch = a;
   if (const char* p = std::getenv("CUDA_PATH"); p != nullptr && *p != '\0') c.cuda_path = p;
   c.tc = env_int("TC", 1) != 0;
-  c.smem = env_int("SMEM", 1) != 0;
+  c.smem = env_int("SMEM", 0) != 0;
+  auto pair = [](const char* name, int& m, int& n) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') return;
+    int a = 0, b = 0;
+    char x = 0, rest = 0;
+    bool ok = std::sscanf(v, "%d%c%d%c", &a, &x, &b, &rest) == 3 && x == 'x';
+    auto pow2 = [](int k) { return k >= 1 && k <= 16 && (k & (k - 1)) == 0; };
+    LG_USER_CHECK(ok && pow2(a) && pow2(b), "environment variable ", name, "=\"", v,
+                  "\" is not MxN with M and N powers of two from 1 to 16, e.g. ", name, "=2x4");
+    m = a, n = b;
+  };
+  pair("TC_WARP", c.tc_warp_m, c.tc_warp_n);
+  pair("TC_BLOCK", c.tc_block_m, c.tc_block_n);
   c.ring = env_int("RING", 1);
   c.all2all = env_int("ALL2ALL", 0);
   c.allreduce_node_ndevs = env_int("ALLREDUCE_NODE_NDEVS", 0);

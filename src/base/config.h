@@ -13,7 +13,10 @@
 //   CUDA_ARCH  NVRTC's target when no GPU says which (default sm_90; e.g. sm_80, compute_90 for PTX)
 //   TC      1 tensor cores (mma.sync) for bf16/fp16 matmuls on CUDA devices of sm_80 and later
 //           (default), 0 off (codegen/tensor_core.h)
-//   SMEM    1 shared-memory staging of tensor-core matmul tiles (default), 0 off (codegen/smem.h)
+//   TC_WARP, TC_BLOCK  tensor-core tiling: most mma tiles per warp and warps per block, MxN
+//           (defaults 4x8 and 2x2, the fastest of a sweep on an H200; codegen/heuristic_tc.cpp)
+//   SMEM    1 shared-memory staging of tensor-core matmul tiles, 0 off (default: slower than
+//           unstaged on an H200 as it stands, docs/gpu.md) (codegen/smem.h)
 //   CUDA_PATH  the CUDA toolkit (NVRTC and its headers; default: next to libnvrtc, /usr/local/cuda)
 //   RING, ALL2ALL  allreduce algorithm choice: 0 never, 1 when large (default RING=1, ALL2ALL=0),
 //           2 always (schedule/allreduce.h)
@@ -36,7 +39,10 @@ struct Config {
   std::string cuda_arch;  // "" = the GPU's own, or sm_90 where there is none
   std::string cuda_path;  // "" = search
   bool tc = true;
-  bool smem = true;  // SMEM=1: shared-memory staging of matmul tiles (codegen/smem.h)
+  bool smem = false;  // SMEM=1: shared-memory staging of matmul tiles (codegen/smem.h)
+  // Tensor-core tiling (codegen/heuristic_tc.cpp), at most: mma tiles per warp along m and n, warps
+  // per block along m and n. TC_WARP=MxN, TC_BLOCK=MxN, powers of two.
+  int tc_warp_m = 4, tc_warp_n = 8, tc_block_m = 2, tc_block_n = 2;
   int ring = 1, all2all = 0;
   int allreduce_node_ndevs = 0;
   bool allreduce_cast = false;

@@ -76,7 +76,23 @@ std::vector<int> block_ids(const LinearProgram& prog) {
   return ids;
 }
 
+// index = x + offset, the constant split off (symbolic keeps it last).
+std::pair<const Node*, int64_t> split_offset(const Node* e) {
+  if (e->op == Op::ADD && e->src[1]->is_const()) return {e->src[0].get(), e->src[1]->const_as_int()};
+  return {e, 0};
+}
+
 }  // namespace
+
+bool is_aligned_word_pair(const Node* lo, const Node* hi) {
+  if (lo->op != Op::LOAD || hi->op != Op::LOAD || lo->dtype != hi->dtype || lanes_of(lo->dtype) != 8) return false;
+  const Node *a = lo->src[0].get(), *b = hi->src[0].get();
+  if (a->src.size() != 2 || b->src.size() != 2 || a->src[0] != b->src[0] || a->src[0]->op != Op::DEFINE_GLOBAL) return false;
+  auto [x, s] = split_offset(a->src[1].get());
+  auto [y, t] = split_offset(b->src[1].get());
+  std::unordered_map<const Node*, int64_t> divisors;
+  return x == y && t == s + 1 && s % 2 == 0 && power_of_two_divisor(x, divisors) % 2 == 0;
+}
 
 VectorAccessPlan plan_vector_accesses(const LinearProgram& prog) {
   std::vector<int> block = block_ids(prog);

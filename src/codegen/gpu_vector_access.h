@@ -41,4 +41,9 @@ struct VectorAccessPlan {
 
 VectorAccessPlan plan_vector_accesses(const LinearProgram& prog);
 
+// Whether LOADs lo and hi read elements x + s and x + s + 1 of one bfloat16 or float16 kernel
+// argument (DEFINE_GLOBAL, ungated indices) with x + s provably even: one aligned 32-bit word, lo in
+// its low half. The CUDA renderer loads a tensor-core register (two fragment elements) so.
+bool is_aligned_word_pair(const Node* lo, const Node* hi);
+
 }  // namespace lg

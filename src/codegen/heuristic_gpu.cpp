@@ -56,13 +56,25 @@ int vector_elements(const std::vector<Access>& accesses, int a) {
   return narrowest == 2 || narrowest == 4 ? 16 / narrowest : 0;
 }
 
-// GROUPTOP for a reduction whose threads would each walk their own strided row (no load is
-// contiguous along the first LOCAL axis, or there are no outputs to spread): a group of threads
-// splits a reduce axis some load reads contiguously (coalesced) and combines in shared memory.
-// Appends the Opts and returns the group's threads (1: none).
+// Whether some load inside the reduction loop (one that moves along a reduce axis: what the threads
+// walk) is contiguous along axis a. A load read once per output (a label, a row's maximum) does not
+// count: threads side by side along a read it coalesced, and still each walk a strided row.
+bool loop_loaded_contiguously(const std::vector<Access>& accesses, int a, int outs) {
+  for (const Access& x : accesses) {
+    if (x.is_store || x.stride[a] != 1) continue;
+    for (size_t r = outs; r < x.stride.size(); r++)
+      if (x.stride[r] != 0) return true;
+  }
+  return false;
+}
+
+// GROUPTOP for a reduction whose threads would each walk their own strided row (no load of the
+// reduction loop is contiguous along the first LOCAL axis, or there are no outputs to spread): a
+// group of threads splits a reduce axis some load reads contiguously (coalesced) and combines in
+// shared memory. Appends the Opts and returns the group's threads (1: none).
 int64_t group_reduction(const std::vector<NodeRef>& axes, const std::vector<Access>& accesses, int outs, int first,
                         std::vector<Opt>& opts) {
-  if (outs == static_cast<int>(axes.size()) || (first >= 0 && loaded_contiguously(accesses, first))) return 1;
+  if (outs == static_cast<int>(axes.size()) || (first >= 0 && loop_loaded_contiguously(accesses, first, outs))) return 1;
   for (int a = static_cast<int>(axes.size()) - 1; a >= outs; a--) {
     int64_t n = axes[a]->src[0]->const_as_int();
     if (!loaded_contiguously(accesses, a) || n < 64) continue;

@@ -12,11 +12,11 @@
 namespace lg {
 namespace {
 
-// The largest of `choices` (descending) that divides n.
-int64_t largest_divisor(int64_t n, std::initializer_list<int64_t> choices) {
-  for (int64_t c : choices)
-    if (n % c == 0) return c;
-  return 1;
+// The largest power of two up to `most` that divides n.
+int64_t largest_divisor(int64_t n, int64_t most) {
+  int64_t d = 1;
+  while (d * 2 <= most && n % (d * 2) == 0) d *= 2;
+  return d;
 }
 
 int64_t padded(int64_t n, int64_t tile) { return (n + tile - 1) / tile * tile; }
@@ -34,32 +34,38 @@ std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled) {
   NodeRef ast = rewrite(scheduled, pm_symbolic(), {.name = "initial symbolic"});
   std::vector<TcAxes> cands = tc_candidates(ast);
   if (cands.empty()) return std::nullopt;
-  TcAxes c = cands[0];  // n: the last axis B moves along (the store's contiguous one, in a matmul)
   std::vector<NodeRef> axes = kernel_axes(ast);
   auto size = [&](int a) { return axes[a]->src[0]->const_as_int(); };
+  // n: the last axis B moves along (the store's contiguous one, in a matmul). k: the innermost
+  // reduce axis that holds a whole k step (the others stay loops around it): where a reduction is
+  // split (k1, k2), the operands are contiguous along k2, so each lane's fragment pairs are adjacent.
+  int choice = 0;
+  for (int i = 0; i < static_cast<int>(cands.size()); i++)
+    if (cands[i].m == cands[0].m && cands[i].n == cands[0].n && size(cands[i].k) >= kTcK && cands[i].k > cands[choice].k)
+      choice = i;
+  TcAxes c = cands[choice];
   int64_t m = size(c.m), n = size(c.n), k = size(c.k);
   if (m < kTcM || n < kTcN || k < kTcK) return std::nullopt;
   std::vector<Opt> opts;
   if (m % kTcM) opts.push_back({OptKind::PADTO, c.m, static_cast<int>(kTcM)});
   if (n % kTcN) opts.push_back({OptKind::PADTO, c.n, static_cast<int>(kTcN)});
   if (k % kTcK) opts.push_back({OptKind::PADTO, c.k, static_cast<int>(kTcK)});
-  opts.push_back({OptKind::TC, 0});  // PADTO keeps the axes and the candidates' order
+  opts.push_back({OptKind::TC, choice});  // PADTO keeps the axes and the candidates' order
   int64_t mt = padded(m, kTcM) / kTcM, nt = padded(n, kTcN) / kTcN;  // tiles along m and n
-  int64_t tm = largest_divisor(mt, {2, 1}), tn = largest_divisor(nt, {4, 2, 1});
+  const Config& cf = config();
+  int64_t tm = largest_divisor(mt, cf.tc_warp_m), tn = largest_divisor(nt, cf.tc_warp_n);
   if (tm > 1) opts.push_back({OptKind::UPCAST, c.m, static_cast<int>(tm)});
   if (tn > 1) opts.push_back({OptKind::UPCAST, c.n, static_cast<int>(tn)});
-  int64_t wm = largest_divisor(mt / tm, {2, 1}), wn = largest_divisor(nt / tn, {2, 1});
+  int64_t wm = largest_divisor(mt / tm, cf.tc_block_m), wn = largest_divisor(nt / tn, cf.tc_block_n);
   if (wm > 1) opts.push_back({OptKind::LOCAL, c.m, static_cast<int>(wm)});
   if (wn > 1) opts.push_back({OptKind::LOCAL, c.n, static_cast<int>(wn)});
   for (int a = 0; a < static_cast<int>(axes.size()); a++)
     if (axes[a]->get_arg<RangeArg>().type != AxisType::REDUCE) opts.push_back({OptKind::GLOBAL, a});
-  if (config().smem) {
-    // The block's A tile (BM x 16) and B tile (16 x BN) of each k step in shared memory.
-    int64_t bm = kTcM * tm * wm, bn = kTcN * tn * wn;
-    int64_t bytes = (bm * kTcK + kTcK * bn) * itemsize(c.input);
-    LG_CHECK(bytes <= kSharedMemoryBytes, "TC heuristic: tiles of ", bytes, " bytes exceed static shared memory");
-    opts.push_back({OptKind::SMEM, 0});
-  }
+  // The block's A tile (BM x 16) and B tile (16 x BN) of each k step in shared memory, if they fit;
+  // staging reads one A and one B per k step (smem.h).
+  int64_t bm = kTcM * tm * wm, bn = kTcN * tn * wn;
+  int64_t bytes = (bm * kTcK + kTcK * bn) * itemsize(c.input);
+  if (config().smem && c.products == 1 && bytes <= kSharedMemoryBytes) opts.push_back({OptKind::SMEM, 0});
   return opts;
 }
 

@@ -416,8 +416,14 @@ class GpuWriter {
     if (it == mmas_.end()) {
       const char* t = n.src[1]->dtype == dtypes::bfloat16 ? "bf16" : "f16";
       std::string args;
-      for (int r = 0; r < 6; r++)  // A's 4 registers, then B's 2: element pairs, the even one low
-        args += str(r ? ", " : "", "lg_pack_", t, "x2(", ref(n.src[1 + 2 * r]), ", ", ref(n.src[2 + 2 * r]), ")");
+      for (int r = 0; r < 6; r++) {  // A's 4 registers, then B's 2: element pairs, the even one low
+        const Node &lo = *n.src[1 + 2 * r], &hi = *n.src[2 + 2 * r];
+        // two adjacent elements in memory: one 32-bit load (gpu_vector_access.h), else convert and pack
+        std::string reg = is_aligned_word_pair(&lo, &hi)
+                              ? str("*(const uint32_t*)(", ref(lo.src[0]->src[0]), " + ", ref(lo.src[0]->src[1]), ")")
+                              : str("lg_pack_", t, "x2(", ref(n.src[1 + 2 * r]), ", ", ref(n.src[2 + 2 * r]), ")");
+        args += str(r ? ", " : "", reg);
+      }
       for (int c = 13; c < 17; c++) args += str(", ", ref(n.src[c]));
       std::string m = str("mma", next_++);
       line(str("const lg_mma_f32x4 ", m, " = lg_mma_m16n8k16_", t, "(", args, ");"));

@@ -34,11 +34,26 @@ bool depends_on(const NodeRef& x, const Node* r) {
   return false;
 }
 
-// The reduction a TC kernel computes: REDUCE(ADD, [WHERE(mask,] CAST(x) * CAST(y) [, 0)]) in
-// float32, the only REDUCE of the kernel, used by every store; x, y of one 16-bit float dtype.
+// The reduction a TC kernel computes: REDUCE(ADD, [WHERE(mask,] CAST(x_1) * CAST(y_1) + ... +
+// CAST(x_P) * CAST(y_P) [, 0)]) in float32, the only REDUCE of the kernel, used by every store;
+// every x_p, y_p of one 16-bit float dtype. P > 1 where the backward of a tensor read by several
+// matmuls sums their gradients inside one reduction (x @ W1 and x @ W3 share the broadcast of x).
 struct Matmul {
-  NodeRef reduce, x, y, mask;  // mask: null when k is not padded
+  NodeRef reduce, mask;  // mask: null when k is not padded
+  std::vector<std::pair<NodeRef, NodeRef>> products;  // (x_p, y_p)
 };
+
+constexpr size_t kMaxProducts = 4;
+
+// The leaves of a float32 ADD tree, left to right.
+void add_terms(const NodeRef& n, std::vector<NodeRef>& out) {
+  if (n->op == Op::ADD && n->dtype == dtypes::float32 && out.size() <= kMaxProducts) {
+    add_terms(n->src[0], out);
+    add_terms(n->src[1], out);
+  } else {
+    out.push_back(n);
+  }
+}
 
 std::optional<Matmul> match_matmul(const NodeRef& ast) {
   std::vector<const Node*> reduces;
@@ -47,17 +62,23 @@ std::optional<Matmul> match_matmul(const NodeRef& ast) {
   if (reduces.size() != 1) return std::nullopt;
   NodeRef r = NodeRef::share(reduces[0]);
   if (r->get_arg<Op>() != Op::ADD || r->dtype != dtypes::float32) return std::nullopt;
-  Matmul mm{r, {}, {}, {}};
+  Matmul mm{r, {}, {}};
   NodeRef body = r->src[0];
   if (body->op == Op::WHERE && body->src[2]->is_const_value(0.0)) {
     mm.mask = body->src[0];
     body = body->src[1];
   }
-  if (body->op != Op::MUL || body->src[0]->op != Op::CAST || body->src[1]->op != Op::CAST) return std::nullopt;
-  mm.x = body->src[0]->src[0];
-  mm.y = body->src[1]->src[0];
-  DType t = mm.x->dtype;
-  if ((t != dtypes::bfloat16 && t != dtypes::float16) || mm.y->dtype != t) return std::nullopt;
+  std::vector<NodeRef> terms;
+  add_terms(body, terms);
+  if (terms.size() > kMaxProducts) return std::nullopt;
+  for (const NodeRef& term : terms) {
+    if (term->op != Op::MUL || term->src[0]->op != Op::CAST || term->src[1]->op != Op::CAST) return std::nullopt;
+    const NodeRef &x = term->src[0]->src[0], &y = term->src[1]->src[0];
+    DType t = x->dtype;
+    if ((t != dtypes::bfloat16 && t != dtypes::float16) || y->dtype != t) return std::nullopt;
+    if (!mm.products.empty() && mm.products[0].first->dtype != t) return std::nullopt;  // one mma type
+    mm.products.emplace_back(x, y);
+  }
   for (const NodeRef& st : ast->src)
     if (!depends_on(st, r.get())) return std::nullopt;
   return mm;
@@ -95,16 +116,23 @@ std::vector<TcAxes> tc_candidates(const NodeRef& ast) {
   std::vector<NodeRef> axes = kernel_axes(ast);
   int count = static_cast<int>(axes.size());
   auto moves = [&](const NodeRef& x, int a) { return x && depends_on(x, axes[a].get()); };
+  // every product's x moves along m and k, not n; its y along n and k, not m
+  auto all = [&](auto pred) {
+    return std::all_of(mm->products.begin(), mm->products.end(), [&](const auto& p) { return pred(p.first, p.second); });
+  };
   std::vector<TcAxes> out;
   for (int k = 0; k < count; k++) {
     const NodeRef& r = mm->reduce;
     bool reduced = std::find(r->src.begin() + 1, r->src.end(), axes[k]) != r->src.end();
-    if (!reduced || !moves(mm->x, k) || !moves(mm->y, k)) continue;
+    if (!reduced || !all([&](const NodeRef& x, const NodeRef& y) { return moves(x, k) && moves(y, k); })) continue;
     for (int n = count - 1; n >= 0; n--) {
-      if (!is_type(axes[n], AxisType::LOOP) || moves(mm->x, n) || !moves(mm->y, n) || moves(mm->mask, n)) continue;
+      if (!is_type(axes[n], AxisType::LOOP) || moves(mm->mask, n) ||
+          !all([&](const NodeRef& x, const NodeRef& y) { return !moves(x, n) && moves(y, n); }))
+        continue;
       for (int m = count - 1; m >= 0; m--)
-        if (is_type(axes[m], AxisType::LOOP) && moves(mm->x, m) && !moves(mm->y, m) && !moves(mm->mask, m))
-          out.push_back({m, n, k, mm->x->dtype});
+        if (is_type(axes[m], AxisType::LOOP) && !moves(mm->mask, m) &&
+            all([&](const NodeRef& x, const NodeRef& y) { return moves(x, m) && !moves(y, m); }))
+          out.push_back({m, n, k, mm->products[0].first->dtype, static_cast<int>(mm->products.size())});
     }
   }
   return out;
@@ -136,14 +164,19 @@ NodeRef apply_tensor_core(const NodeRef& ast, int choice) {
     NodeRef v = substitute(x, {{K, k_at}, {other, tile_index(other_outer, other_tile, op, other_is_row, lane, j)}});
     return mm.mask ? where(substitute(mm.mask, {{K, k_at}}), v, zero16) : v;
   };
-  std::vector<NodeRef> src{lane};
-  for (int j = 0; j < tc_fragment_size(TcOperand::A); j++) src.push_back(fragment(mm.x, TcOperand::A, M, mo, kTcM, true, j));
-  for (int j = 0; j < tc_fragment_size(TcOperand::B); j++) src.push_back(fragment(mm.y, TcOperand::B, N, no, kTcN, false, j));
-  for (int j = 0; j < tc_fragment_size(TcOperand::C); j++) src.push_back(cnst(dtypes::float32, 0.0));
+  // One mma per product, chained: product p's C is product p-1's D (the first's is zero).
+  std::vector<NodeRef> d(tc_fragment_size(TcOperand::C), cnst(dtypes::float32, 0.0));
+  for (const auto& [x, y] : mm.products) {
+    std::vector<NodeRef> src{lane};
+    for (int j = 0; j < tc_fragment_size(TcOperand::A); j++) src.push_back(fragment(x, TcOperand::A, M, mo, kTcM, true, j));
+    for (int j = 0; j < tc_fragment_size(TcOperand::B); j++) src.push_back(fragment(y, TcOperand::B, N, no, kTcN, false, j));
+    src.insert(src.end(), d.begin(), d.end());
+    for (int i = 0; i < tc_fragment_size(TcOperand::C); i++) d[i] = make(Op::WMMA, dtypes::float32, src, int64_t{i});
+  }
   std::vector<NodeRef> stores;
   for (int i = 0; i < tc_fragment_size(TcOperand::C); i++) {
     // REDUCE over k/16 (and any other reduce range) of element i of this lane's D fragment.
-    std::vector<NodeRef> red{make(Op::WMMA, dtypes::float32, src, int64_t{i})};
+    std::vector<NodeRef> red{d[i]};
     for (auto s = mm.reduce->src.begin() + 1; s != mm.reduce->src.end(); ++s) red.push_back(*s == K ? ko : *s);
     NodeRef ri = make(Op::REDUCE, dtypes::float32, std::move(red), Op::ADD);
     for (const NodeRef& st : ast->src)
@@ -154,9 +187,38 @@ NodeRef apply_tensor_core(const NodeRef& ast, int choice) {
   return make(Op::SINK, dtypes::void_, std::move(stores));
 }
 
+namespace {
+
+// The mma chain ending at WMMA w (apply_tensor_core: a link's C is the previous link's D, the first
+// link's C is zero), first link to last, each as its sources 0..12 (lane, A, B); empty when w does
+// not end such a chain.
+std::vector<std::vector<const Node*>> chain_of(const Node* w) {
+  std::vector<std::vector<const Node*>> links;
+  for (;;) {
+    links.emplace_back();
+    for (size_t s = 0; s < 13; s++) links.back().push_back(w->src[s].get());
+    bool zero_c = true;
+    for (size_t s = 13; s < 17; s++) zero_c = zero_c && w->src[s]->is_const_value(0.0);
+    if (zero_c) break;
+    const Node* prev = w->src[13].get();
+    if (prev->op != Op::WMMA) return {};
+    for (int i = 0; i < 4; i++) {
+      const Node* c = w->src[13 + i].get();
+      if (c->op != Op::WMMA || c->get_arg<int64_t>() != i || !std::equal(c->src.begin(), c->src.end(), prev->src.begin(), prev->src.end()))
+        return {};
+    }
+    w = prev;
+  }
+  std::reverse(links.begin(), links.end());
+  return links;
+}
+
+}  // namespace
+
 NodeRef fuse_wmma_accumulate(const NodeRef& kernel) {
-  // The four updates of one tile, by element; keyed by the WMMA's lane, A and B sources.
+  // The four updates of one tile, by element; keyed by the chain's lane, A and B sources.
   struct Tile {
+    std::vector<std::vector<const Node*>> links;
     const Node* acc[4] = {};
     const Node* update[4] = {};
   };
@@ -166,12 +228,12 @@ NodeRef fuse_wmma_accumulate(const NodeRef& kernel) {
     const Node *acc = n->src[0].get(), *sum = n->src[1].get();
     const Node* w = sum->src[0] == acc ? sum->src[1].get() : sum->src[1] == acc ? sum->src[0].get() : nullptr;
     if (w == nullptr || w->op != Op::WMMA) continue;
-    bool zero_c = true;
-    for (size_t s = 13; s < 17; s++) zero_c = zero_c && w->src[s]->is_const_value(0.0);
-    if (!zero_c) continue;
+    std::vector<std::vector<const Node*>> links = chain_of(w);
+    if (links.empty()) continue;
     std::vector<const Node*> key;
-    for (size_t s = 0; s < 13; s++) key.push_back(w->src[s].get());
+    for (const auto& l : links) key.insert(key.end(), l.begin(), l.end());
     Tile& t = tiles[key];
+    t.links = std::move(links);
     int64_t e = w->get_arg<int64_t>();
     t.acc[e] = acc;
     t.update[e] = n;
@@ -183,13 +245,16 @@ NodeRef fuse_wmma_accumulate(const NodeRef& kernel) {
       whole = whole && t.acc[i] && std::equal(t.acc[i]->src.begin() + 1, t.acc[i]->src.end(), t.acc[0]->src.begin() + 1,
                                               t.acc[0]->src.end());
     if (!whole) continue;  // the four accumulators do not share their loops: keep C = 0 and the add
-    std::vector<NodeRef> src;
-    for (const Node* s : key) src.push_back(NodeRef::share(s));
-    for (int i = 0; i < 4; i++) src.push_back(NodeRef::share(t.acc[i]));
-    for (int i = 0; i < 4; i++) {
-      NodeRef w = make(Op::WMMA, dtypes::float32, src, int64_t{i});
-      with.emplace_back(NodeRef::share(t.update[i]), make(Op::ACCUMULATE, dtypes::float32, {NodeRef::share(t.acc[i]), w}));
+    std::vector<NodeRef> c;  // the first link adds into the accumulators, each next one into its D
+    for (int i = 0; i < 4; i++) c.push_back(NodeRef::share(t.acc[i]));
+    for (const auto& link : t.links) {
+      std::vector<NodeRef> src;
+      for (const Node* s : link) src.push_back(NodeRef::share(s));
+      src.insert(src.end(), c.begin(), c.end());
+      for (int i = 0; i < 4; i++) c[i] = make(Op::WMMA, dtypes::float32, src, int64_t{i});
     }
+    for (int i = 0; i < 4; i++)
+      with.emplace_back(NodeRef::share(t.update[i]), make(Op::ACCUMULATE, dtypes::float32, {NodeRef::share(t.acc[i]), c[i]}));
   }
   return with.empty() ? kernel : substitute(kernel, with);
 }

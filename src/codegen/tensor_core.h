@@ -46,24 +46,29 @@ std::string tc_place_c(TcOperand operand, bool row, const std::string& lane, int
 struct TcAxes {
   int m, n, k;
   DType input;
+  int products = 1;  // mmas per tile and k step: the reduction sums this many products
 };
 
 // Every (m, n, k) the TC Opt accepts for this kernel, in the order Opt TC's axis selects them: k
 // ascending, then n from the last output axis, then m from the last. Empty when the kernel is not a
-// single float32 ADD reduction of CAST(x) * CAST(y) (x, y one 16-bit float dtype, optionally masked
-// by a PADTO of k) that every store uses. Axis sizes are not checked here (apply_tensor_core does).
+// single float32 ADD reduction of CAST(x_1) * CAST(y_1) + ... + CAST(x_P) * CAST(y_P), P <= 4 (every
+// x_p, y_p of one 16-bit float dtype; optionally masked by a PADTO of k) that every store uses:
+// the backward of a tensor read by several matmuls sums their products in one reduction. Axis
+// sizes are not checked here (apply_tensor_core does).
 std::vector<TcAxes> tc_candidates(const NodeRef& ast);
 
 // Opt TC with axis `choice`: m, n, k (tc_candidates(ast)[choice]) are split by the tile, 16, 8 and
 // 16; the tile's rows and columns become the lanes of a LOCAL range of 32 (id kTcLaneRangeId) and
 // the four elements of each lane's D fragment (four copies of every store); the reduction over k
-// becomes a reduction over k/16 of WMMA nodes. Throws OptError when there is no such candidate or a
-// size is not a multiple of its tile dimension (PADTO first).
+// becomes a reduction over k/16 of WMMA nodes, one per product, chained (product p's C is product
+// p-1's D). Throws OptError when there is no such candidate or a size is not a multiple of its tile
+// dimension (PADTO first).
 NodeRef apply_tensor_core(const NodeRef& ast, int choice);
 
 // After lower_reduce: the four accumulators of one tile (ACCUMULATE(acc_i, acc_i + WMMA_i(..., 0, 0,
 // 0, 0))) become ACCUMULATE(acc_i, WMMA_i(..., acc_0, acc_1, acc_2, acc_3)): the mma adds into the
-// accumulators itself. Same values (WMMA adds C after summing the products, ops.def).
+// accumulators itself. For a chain of mmas (several products) the first link's zero C becomes the
+// accumulators. Same values (WMMA adds C after summing the products, ops.def).
 NodeRef fuse_wmma_accumulate(const NodeRef& kernel);
 
 }  // namespace lg

@@ -160,7 +160,9 @@ Tensor Llama::attention(const LlamaBlock& b, const Tensor& x, const Tensor& cos,
   Tensor future = pos.unsqueeze(1).lt(pos.unsqueeze(0));  // (S, S): key after query
   scores = future.where(scores.scalar_like(-INFINITY).expand(scores.shape()), scores);
   Tensor probs = scores.softmax(-1).cast(x.dtype());
-  Tensor out = probs.matmul(v);  // (B, KV, rep, S, hd)
+  // realized in this layout: written straight into (B, S, H * hd), the heads and head dims would be
+  // one output axis that both operands move along, which no tensor-core matmul maps
+  Tensor out = probs.matmul(v).contiguous();  // (B, KV, rep, S, hd)
   return b.wo(out.permute({0, 3, 1, 2, 4}).reshape({B, S, H * hd}));
 }
 

@@ -58,7 +58,8 @@ class HostAllocator : public Allocator {
       release_cached();
       p = map(bytes);
     }
-    LG_CHECK(p != MAP_FAILED, "out of host memory mapping ", bytes, " bytes");
+    LG_USER_CHECK(p != MAP_FAILED, "out of host memory: mapping ", bytes, " bytes (", bytes >> 30,
+                  " GiB) failed; use a smaller batch, sequence or model");
     return p;
   }
   void free(void* p, size_t bytes) override {

@@ -152,9 +152,11 @@ class CudaProgram : public Program {
     cu_check(a.cuModuleLoadData(&module_, binary.data()), "cuModuleLoadData");
     cu_check(a.cuModuleGetFunction(&fn_, module_, "lg_kernel"), "cuModuleGetFunction");
   }
+  // At exit the driver may be shut down already (CUDA_ERROR_DEINITIALIZED from every call, seen on
+  // an H200): nothing is checked here, and nothing is unloaded when the context cannot be made current.
   ~CudaProgram() override {
-    c_.use();
-    cuda_api().cuModuleUnload(module_);  // at exit the driver may be gone: the status is not checked
+    const CudaApi& a = cuda_api();
+    if (a.cuCtxSetCurrent(c_.ctx) == 0) a.cuModuleUnload(module_);
   }
 
   void run(const KernelArgs& args) override {

@@ -17,15 +17,16 @@ struct Kind {
   const char* name;
   std::unique_ptr<Device> (*create)(const std::string& full_name);
   const char* about;
+  bool gpu;  // a GPU or a compile check of one (is_gpu_device)
 };
 // Every backend of this build, one line each.
 const Kind kKinds[] = {
-    {"INTERP", make_interp_device, "reference interpreter of linear programs (scalar C++)"},
-    {"CPU", make_cpu_device, "C kernels compiled by clang into shared objects, run on a thread pool"},
-    {"CUDA", make_cuda_device, "NVIDIA GPUs (CUDA:0..n-1): CUDA C kernels compiled by NVRTC, driver API loaded at run time"},
-    {"CUDACHECK", make_cuda_check_device, "CUDA compile check without a GPU: every kernel through NVRTC, then run on the CPU"},
-    {"CUDANULL", make_cuda_null_device, "CUDA compile only: every kernel through NVRTC into the cache, never run (values meaningless)"},
-    {"HIPCHECK", make_hip_check_device, "HIP compile check: every kernel through hipcc (gfx90a, gfx940), then run on the CPU"},
+    {"INTERP", make_interp_device, "reference interpreter of linear programs (scalar C++)", false},
+    {"CPU", make_cpu_device, "C kernels compiled by clang into shared objects, run on a thread pool", false},
+    {"CUDA", make_cuda_device, "NVIDIA GPUs (CUDA:0..n-1): CUDA C kernels compiled by NVRTC, driver API loaded at run time", true},
+    {"CUDACHECK", make_cuda_check_device, "CUDA compile check without a GPU: every kernel through NVRTC, then run on the CPU", true},
+    {"CUDANULL", make_cuda_null_device, "CUDA compile only: every kernel through NVRTC into the cache, never run (values meaningless)", true},
+    {"HIPCHECK", make_hip_check_device, "HIP compile check: every kernel through hipcc (gfx90a, gfx940), then run on the CPU", true},
 };
 // Memory of another process: never allocated or touched here (kernels on it do not run; copies to
 // and from it go through the transport).
@@ -80,6 +81,15 @@ std::vector<std::string> device_kinds() {
   std::vector<std::string> out;
   for (const Kind& k : kKinds) out.push_back(std::string(k.name) + "  " + k.about);
   return out;
+}
+
+bool is_gpu_device(const std::string& name) {
+  std::string base;
+  rank_suffix(name, &base);
+  std::string kind = base.substr(0, base.find(':'));
+  for (const Kind& k : kKinds)
+    if (kind == k.name) return k.gpu;
+  return false;
 }
 
 std::string canonical_device(const std::string& name) {

@@ -88,6 +88,10 @@ class Device {
 Device& get_device(const std::string& name);
 // Canonical spelling of a device name ("INTERP:0" -> "INTERP").
 std::string canonical_device(const std::string& name);
+// Whether the device ("NAME", "NAME:i", "NAME@r") is a GPU or a compile check modelling one (CUDA,
+// CUDACHECK, CUDANULL, HIPCHECK): the front end shapes some graphs by it (tensor/reduce.cpp). Any
+// process answers the same for every device of a distributed run.
+bool is_gpu_device(const std::string& name);
 // Names of the device kinds this build has.
 std::vector<std::string> device_kinds();
 

@@ -6,6 +6,7 @@
 #include "base/error.h"
 #include "rewrite/rules/movement.h"
 #include "schedule/schedule.h"
+#include "schedule/split_reduce.h"
 
 namespace lg {
 
@@ -86,12 +87,55 @@ bool keeps_rows(const Node* user, bool realized, bool user_in_rows) {
   return user_in_rows && (row_op || is_row_expand(user));
 }
 
+// CAST of a 16-bit float to float32: exact, so the 16-bit value can be stored in its place.
+bool is_widening_cast(const Node* n) {
+  return n->op == Op::CAST && n->dtype == dtypes::float32 &&
+         (n->src[0]->dtype == dtypes::bfloat16 || n->src[0]->dtype == dtypes::float16);
+}
+
+// Whether every user of node i reads it inside its own kernel (no SINK, COPY, ASSIGN or SCATTER_ADD
+// that needs this very node's buffer).
+bool only_fused_users(const UserMap& um, int i) {
+  for (int u : um.users[i]) {
+    Op op = um.order[u]->op;
+    if (op == Op::SINK || op == Op::COPY || op == Op::ASSIGN || op == Op::SCATTER_ADD) return false;
+  }
+  return true;
+}
+
+// A node through movement ops (the views a tensor-stage graph puts between values).
+const Node* through_views(const Node* n) {
+  while (is_movement(n->op)) n = n->src[0].get();
+  return n;
+}
+
+// A sum of 16-bit products: REDUCE_AXIS(ADD) of a MUL (or an ADD of MULs) whose two sources are
+// widening casts (through views): a matmul in bf16 or fp16, what tensor cores compute.
+bool is_half_product_sum(const Node* n) {
+  if (n->op != Op::REDUCE_AXIS || n->get_arg<ReduceArg>().op != Op::ADD) return false;
+  std::vector<const Node*> todo{n->src[0].get()};
+  while (!todo.empty()) {
+    const Node* x = todo.back();
+    todo.pop_back();
+    if (x->op == Op::ADD) {
+      todo.push_back(x->src[0].get());
+      todo.push_back(x->src[1].get());
+    } else if (x->op == Op::MUL && x->src[0] != x->src[1] && is_widening_cast(through_views(x->src[0].get())) &&
+               is_widening_cast(through_views(x->src[1].get()))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
   const auto& order = um.order;
   size_t n = order.size();
   std::vector<bool> realize(n, false);
+  std::vector<bool> narrow(n, false);  // realized in place of a widening cast of it (below)
+  std::vector<int> half_products(n, 0);  // per realize point: 16-bit product sums fused into its kernel
   for (const NodeRef& s : sink->src)
     if (!is_buffer_view(s.get()) && !is_reshaped_contiguous(s.get())) realize[um.index_of(s.get())] = true;
 
@@ -113,6 +157,7 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
   for (size_t k = n; k-- > 0;) {
     const Node* node = order[k];
     if (node->op == Op::SINK) continue;
+    if (narrow[k]) realize[k] = true;
     if (node->op == Op::CONTIGUOUS || node->op == Op::COPY || node->op == Op::ASSIGN || node->op == Op::SCATTER_ADD)
       realize[k] = true;
     if (node->op == Op::COPY) {  // the copy reads a run of its base's buffer
@@ -152,6 +197,17 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
     // one kernel).
     bool row_local = is_row_reduce(node) && rows && t >= 0;
     if (node->op == Op::REDUCE_AXIS && !realize[k] && !row_local && (paths[k] > 1 || crosses[k])) realize[k] = true;
+    // One 16-bit product sum per kernel: a second one (x @ Wq^T and x @ Wk^T share x, so the
+    // backward adds their products) gets its own kernel, so that each is one tensor-core matmul
+    // (codegen/tensor_core.h maps a kernel with a single reduction).
+    if (node->op == Op::REDUCE_AXIS && !realize[k] && t >= 0 && is_half_product_sum(node) && half_products[t]++ > 0)
+      realize[k] = true;
+    // A reduction with many outputs read by a kernel with few (a loss: the mean over tokens of a
+    // reduction over the vocabulary) gets its own kernel: fused, the whole nested reduction would be
+    // the loop of those few outputs' threads; realized, its rows run in parallel.
+    if (node->op == Op::REDUCE_AXIS && !realize[k] && t >= 0 && order[t]->numel() < kSplitBelowOutputs &&
+        node->numel() >= kSplitBelowOutputs)
+      realize[k] = true;
     if (!realize[k] && is_alu(node->op) && um.users[k].size() >= 2 &&
         count_inputs(um, realize, static_cast<int>(k), 3) >= 3)
       realize[k] = true;
@@ -160,6 +216,13 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
     // transcendental.
     if (!realize[k] && is_alu(node->op) && crosses[k] && has_transcendental(um, realize, static_cast<int>(k), 64))
       realize[k] = true;
+    // A widening cast is realized as its 16-bit source: half the bytes stored and read, and a
+    // matmul reading it sees a 16-bit operand widened on load (tensor cores, codegen/tensor_core.h).
+    if (realize[k] && is_widening_cast(node) && only_fused_users(um, static_cast<int>(k))) {
+      realize[k] = false;
+      const Node* src = node->src[0].get();
+      if (!is_buffer_view(src)) narrow[um.index_of(src)] = true;
+    }
     if (realize[k]) {
       paths[k] = 1;
       crosses[k] = false;

@@ -16,8 +16,17 @@
 //    the row's elements (codegen/linearize.cpp), so nothing is recomputed and the row is read from
 //    cache: softmax, log-softmax and normalizations over the last axis are one kernel, one pass
 //    over memory. Such EXPANDs do not count as crossings for the other rules either;
+//  - a kernel holds at most one sum of 16-bit products (a REDUCE_AXIS(ADD) of MULs of widening
+//    casts: a bf16 matmul): another one fused into the same realize point is realized on its own,
+//    so each maps onto tensor cores (codegen/tensor_core.h takes kernels with one reduction);
+//  - a REDUCE_AXIS with kSplitBelowOutputs (split_reduce.h) or more outputs whose paths all lead to
+//    one realize point with fewer outputs is realized (a nested reduction to a scalar would be one
+//    thread's, or one thread block's, loop);
 //  - an elementwise node with several users that reads three or more distinct inputs is realized,
-//    so long inline chains (residual streams) are not recomputed in every consumer.
+//    so long inline chains (residual streams) are not recomputed in every consumer;
+//  - a realize point that is a widening cast (bf16/fp16 -> float32, exact) read only inside other
+//    kernels moves to the cast's source: the 16-bit value is stored and each reader widens it on
+//    load (half the memory traffic; a matmul reading it sees 16-bit operands, for tensor cores).
 #include <vector>
 
 #include "ir/graph.h"

@@ -1,6 +1,7 @@
 // Reductions and matmul.
 #include <algorithm>
 
+#include "runtime/device.h"
 #include "tensor/internal.h"
 
 namespace lg {
@@ -108,10 +109,14 @@ Tensor Tensor::argmax(int64_t axis, bool keepdim) const {
 // all. A copy of b as (m/kPanel, k, kPanel) panels makes every panel one contiguous block, read with
 // full vector loads, for O(k*m) copying against O(n*k*m) multiply-adds. The matmul then reads the
 // panels through axes (n, m/kPanel, kPanel), whose strides the CPU heuristic sees as a contiguous
-// panel axis (docs/cpu_backend.md). Only for a 2-D float b (a weight) and enough rows to reuse it.
+// panel axis (docs/cpu_backend.md). Only for a 2-D float b (a weight) and enough rows to reuse it,
+// and not on GPUs (is_gpu_device): there the copy is a full extra pass over the weight, the caches
+// it is made for are not there, and the panel axes split the reduction of the backward product.
 // The product is realized on its own (an elementwise consumer does not fuse into it).
 constexpr int64_t kPanel = 32;
 static bool worth_packing(const Tensor& a, const Tensor& b) {
+  if (b.ndim() != 2) return false;
+  if (is_gpu_device(b.device())) return false;
   int64_t k = b.shape()[0], m = b.shape()[1], rows = a.numel() / std::max<int64_t>(1, k);
   return b.ndim() == 2 && is_float(b.dtype()) && m % kPanel == 0 && m >= 2 * kPanel && k >= 64 && rows >= 64;
 }

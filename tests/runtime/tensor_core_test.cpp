@@ -24,6 +24,8 @@
 #include "codegen/smem.h"
 #include "codegen/tensor_core.h"
 #include "ir/build.h"
+#include "rewrite/rewrite.h"
+#include "rewrite/rules/symbolic.h"
 #include "runtime/buffer.h"
 #include "runtime/cpu.h"
 #include "runtime/device.h"
@@ -289,6 +291,119 @@ TEST(TensorCoreEmulation, CudaSourceAndCProgramAgreeBitForBit) {
 }
 
 
+TEST(TensorCoreEmulation, TheDefaultTilingMatchesTheReference) {
+  unsetenv("TC_WARP");
+  config_reload();
+  EXPECT_EQ(config().tc_warp_m, 4);
+  EXPECT_EQ(config().tc_warp_n, 8);
+  for (const Matmul& c : {Matmul{2, 128, 128, 96, dtypes::bfloat16}, Matmul{1, 64, 64, 32, dtypes::float16, true}}) {
+    SCOPED_TRACE(label(c));
+    Schedule s = create_schedule(matmul_graph("CPU", c));
+    LaunchDims d = gpu_launch_dims(tc_program(s.items.at(0)));
+    EXPECT_EQ(d.threads, c.m == 128 ? 128 : 32);  // 64 x 64 outputs per warp: 2 x 2 warps, or one
+    std::vector<float> cuda = run_tc(c, Run::EmulatedCuda);
+    expect_close(cuda, reference(c), c.out16 ? 1e-2 : 1e-5, "emulated CUDA");
+    EXPECT_EQ(cuda, run_tc(c, Run::CProgram));
+  }
+  setenv("TC_WARP", "2x4", 1);
+  config_reload();
+}
+
+// --- Sums of products: one reduction over k of x1*y1 + x2*y2 (the backward of a tensor two
+// matmuls read) becomes a chain of two mmas per tile and k step ---
+
+float c_value(int64_t i) { return static_cast<float>((i * 5) % 11 - 5) / 8.0f; }
+float d_value(int64_t i) { return static_cast<float>((i * 7) % 9 - 4) / 4.0f; }
+
+// out (m, n) = sum over k of a1 (m, k) * b1 (k, n) + a2 (m, k) * b2 (k, n), bf16 inputs, float32 sum.
+NodeRef two_products_graph(int64_t M, int64_t N, int64_t K) {
+  DType t = dtypes::bfloat16, f = dtypes::float32;
+  auto lhs = [&](float (*value)(int64_t)) {
+    NodeRef a = make(Op::RESHAPE, t, {filled("CPU", t, M * K, value)}, Shape{M, 1, K});
+    return cast(make(Op::EXPAND, t, {a}, Shape{M, N, K}), f);
+  };
+  auto rhs = [&](float (*value)(int64_t)) {
+    NodeRef b = make(Op::RESHAPE, t, {filled("CPU", t, K * N, value)}, Shape{K, N});
+    NodeRef bt = make(Op::RESHAPE, t, {make(Op::PERMUTE, t, {b}, Shape{1, 0})}, Shape{1, N, K});
+    return cast(make(Op::EXPAND, t, {bt}, Shape{M, N, K}), f);
+  };
+  NodeRef body = lhs(a_value) * rhs(b_value) + lhs(c_value) * rhs(d_value);
+  NodeRef sum = make(Op::RESHAPE, f, {make(Op::REDUCE_AXIS, f, {body}, ReduceArg{Op::ADD, {2}})}, Shape{M, N});
+  return make(Op::SINK, dtypes::void_, {sum});
+}
+
+std::vector<double> two_products_reference(int64_t M, int64_t N, int64_t K) {
+  std::vector<double> out(M * N, 0.0);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++)
+      for (int64_t q = 0; q < K; q++)
+        out[i * N + j] += double(a_value(i * K + q)) * b_value(q * N + j) + double(c_value(i * K + q)) * d_value(q * N + j);
+  return out;
+}
+
+TEST(TensorCoreEmulation, ASumOfTwoProductsIsAChainOfTwoMmas) {
+  const int64_t M = 64, N = 32, K = 48;
+  std::vector<float> results[2];
+  for (enum Run how : {Run::EmulatedCuda, Run::CProgram}) {
+    Schedule s = create_schedule(two_products_graph(M, N, K));
+    ASSERT_EQ(s.items.size(), 1u);
+    const ScheduleItem& item = s.items[0];
+    std::vector<Opt> opts = gpu_heuristic_opts(item.ast, true);
+    ASSERT_TRUE(has_tc(opts)) << to_string(opts);
+    for (const Opt& o : opts) EXPECT_NE(o.kind, OptKind::SMEM) << "staging reads one A and one B per k step";
+    LinearProgram p = lower_kernel(item.ast, item.name, opts);
+    // chained: some mma adds into another's D (after fuse_wmma_accumulate the first adds into the
+    // accumulators), and twice the WMMAs of one product
+    int chained = 0;
+    for (const NodeRef& x : p.ops) chained += x->op == Op::WMMA && x->src[13]->op == Op::WMMA;
+    EXPECT_GT(chained, 0) << to_string(p);
+    EXPECT_EQ(wmma_count(p) % 8, 0);
+    KernelArgs args;
+    for (const NodeRef& b : item.buffers) {
+      args.buffers.push_back(buffer_memory(*b).ptr);
+      args.sizes.push_back(b->numel());
+    }
+    if (how == Run::EmulatedCuda) testing_util::emulate_cuda(p, args.buffers);
+    else build_program(*make_cpu_device("CPU"), p).program->run(args);
+    results[how == Run::CProgram] = read(s.outputs.at(0), dtypes::float32);
+    expect_close(results[how == Run::CProgram], two_products_reference(M, N, K), 1e-5, how == Run::CProgram ? "C program" : "emulated CUDA");
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
+TEST(TensorCoreHeuristic, ASplitReductionUsesItsInnerAxisAsK) {
+  // out (m, n) = sum over (k1, k2) of a (m, k1, k2) * b (k1, k2, n): k2 (32) is contiguous in a
+  const int64_t M = 32, N = 16, K1 = 3, K2 = 32;
+  DType t = dtypes::bfloat16, f = dtypes::float32;
+  NodeRef a = make(Op::RESHAPE, t, {filled("CPU", t, M * K1 * K2, a_value)}, Shape{M, 1, K1, K2});
+  NodeRef b = make(Op::RESHAPE, t, {filled("CPU", t, K1 * K2 * N, b_value)}, Shape{K1, K2, N});
+  NodeRef bt = make(Op::RESHAPE, t, {make(Op::PERMUTE, t, {b}, Shape{2, 0, 1})}, Shape{1, N, K1, K2});
+  NodeRef x = cast(make(Op::EXPAND, t, {a}, Shape{M, N, K1, K2}), f);
+  NodeRef y = cast(make(Op::EXPAND, t, {bt}, Shape{M, N, K1, K2}), f);
+  NodeRef sum = make(Op::RESHAPE, f, {make(Op::REDUCE_AXIS, f, {x * y}, ReduceArg{Op::ADD, {2, 3}})}, Shape{M, N});
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {sum}));
+  const ScheduleItem& item = s.items.at(0);
+  std::vector<Opt> opts = gpu_heuristic_opts(item.ast, true);
+  std::vector<TcAxes> cands = tc_candidates(rewrite(item.ast, pm_symbolic(), {.name = "initial symbolic"}));
+  ASSERT_EQ(cands.size(), 2u) << "k1 or k2";
+  const Opt* tc = nullptr;
+  for (const Opt& o : opts) tc = o.kind == OptKind::TC ? &o : tc;
+  ASSERT_NE(tc, nullptr) << to_string(opts);
+  EXPECT_EQ(cands.at(tc->axis).k, std::max(cands[0].k, cands[1].k)) << to_string(opts);
+  LinearProgram p = lower_kernel(item.ast, item.name, opts);
+  KernelArgs args;
+  for (const NodeRef& buf : item.buffers) {
+    args.buffers.push_back(buffer_memory(*buf).ptr);
+    args.sizes.push_back(buf->numel());
+  }
+  build_program(*make_cpu_device("CPU"), p).program->run(args);
+  std::vector<double> want(M * N, 0.0);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++)
+      for (int64_t q = 0; q < K1 * K2; q++) want[i * N + j] += double(a_value(i * K1 * K2 + q)) * b_value(q * N + j);
+  expect_close(read(s.outputs.at(0), f), want, 1e-5, "C program");
+}
+
 // --- Opt SMEM: the A and B tiles of each k step staged in shared memory (codegen/smem.h) ---
 
 int op_count(const LinearProgram& p, Op op) {
@@ -315,10 +430,12 @@ auto with_smem(const char* value, F f) {
   return r;
 }
 
-// These tests run with staging on (the default), whatever SMEM the environment sets.
+// These tests run with staging on (opt-in, SMEM=1) and the tiling they were written for, 2 x 4 mma
+// tiles per warp (the default is 4 x 8: TensorCoreEmulation.TheDefaultTilingMatchesTheReference).
 struct SmemOn : ::testing::Environment {
   void SetUp() override {
     setenv("SMEM", "1", 1);
+    setenv("TC_WARP", "2x4", 1);
     config_reload();
   }
 };

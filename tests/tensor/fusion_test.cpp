@@ -85,6 +85,51 @@ TEST(Fusion, MatmulByAWideMatrixPacksItIntoPanelsFirst) {
   expect_values(realized(a).matmul(bt.transpose()), matmul(a, b), 1e-4);
 }
 
+TEST(Fusion, AWidenedHalfValueIsStoredInHalfPrecision) {
+  // w = float32(bf16(x * y + z)) read by two kernels: realized (3 inputs, 2 users), but as the bf16
+  // value, widened where it is read (schedule/fusion.h). Small integers: every value exact.
+  HostArray x = random_fill({4, 64}, Fill::SmallInt, dtypes::float32, 11), y = random_fill({4, 64}, Fill::SmallInt, dtypes::float32, 12),
+            z = random_fill({4, 64}, Fill::SmallInt, dtypes::float32, 13);
+  Tensor w = (realized(x) * realized(y) + realized(z)).cast(dtypes::bfloat16).cast(dtypes::float32);
+  Tensor rows = w.sum(1), twice = w.permute({1, 0}) * 2;
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {rows.node(), twice.node()}));
+  std::string d = describe(s);
+  // one kernel writes w as bf16 (its only 16-bit buffer), the sum and the doubled transpose read it
+  ASSERT_EQ(s.items.size(), 3u) << d;
+  std::vector<std::string> lines;
+  for (size_t at = d.find("\n"); at != std::string::npos; at = d.find("\n", at + 1)) lines.push_back(d.substr(at + 1, d.find("\n", at + 1) - at - 1));
+  ASSERT_GE(lines.size(), 3u) << d;
+  auto out_part = [](const std::string& l) { return l.substr(0, l.find(" in ")); };
+  EXPECT_NE(out_part(lines[0]).find("bf16[256]"), std::string::npos) << "w stored as bf16: " << d;
+  for (int i : {1, 2}) EXPECT_NE(lines[i].substr(lines[i].find(" in ")).find("bf16[256]"), std::string::npos) << d;
+  HostArray wx = map3(x, y, z, [](double a, double b, double c) { return a * b + c; });
+  expect_values(rows, reduce(wx, Reduce::Sum, {1}));
+  expect_values(twice, map(permute(wx, {1, 0}), [](double v) { return 2 * v; }));
+}
+
+TEST(Fusion, ARowReductionReadByAScalarReductionHasItsOwnKernel) {
+  // the sum over rows of each row's maximum: fused, one thread would walk all 64 x 512 elements;
+  // the 64 row maxima get a kernel of their own (rows in parallel), the sum a second
+  HostArray x = input({64, 512}, 14);
+  Tensor out = realized(x).max(1).sum();
+  EXPECT_EQ(kernel_count(out), 2);
+  expect_values(out, reduce(reduce(x, Reduce::Max, {1}), Reduce::Sum, {0}), 1e-5);
+  EXPECT_EQ(kernel_count(realized(x).sum(1) * 2), 1) << "a reduction read by an elementwise kernel still fuses";
+}
+
+TEST(Fusion, TwoHalfPrecisionMatmulsSummedAreTwoKernels) {
+  // a @ b1 + a @ b2 in bf16: one matmul per kernel (codegen/tensor_core.h maps one), the sum fused
+  // into the second; float32 matmuls still share one kernel
+  HostArray a = random_fill({32, 64}, Fill::SmallInt, dtypes::float32, 15), b1 = random_fill({64, 48}, Fill::SmallInt, dtypes::float32, 16),
+            b2 = random_fill({64, 48}, Fill::SmallInt, dtypes::float32, 17);
+  auto half = [](const HostArray& h) { return realized(h).cast(dtypes::bfloat16).realize(); };
+  Tensor out = half(a).matmul(half(b1)) + half(a).matmul(half(b2));
+  EXPECT_EQ(kernel_count(out), 2);
+  HostArray want = map3(matmul(a, b1), matmul(a, b2), matmul(a, b2), [](double p, double q, double) { return p + q; });
+  expect_values(out.cast(dtypes::float32), want, 1e-2);
+  EXPECT_EQ(kernel_count(realized(a).matmul(realized(b1)) + realized(a).matmul(realized(b2))), 1);
+}
+
 TEST(Fusion, ReduceFusesIntoTheFollowingElementwise) {
   HostArray x = input({4, 6}, 8);
   Tensor out = realized(x).sum(1) * 2;
