@@ -138,9 +138,10 @@ struct RowKernel {
   std::vector<int> rows, in_row, grouped;
 };
 
-// The kernel's row structure, or nothing when it is not a row kernel the row schedule handles:
-// no REDUCE leaves an output axis out, or a reduce axis of a row reduction is also one of another
-// REDUCE's (its group range would open inside that reduction's loops).
+// The kernel's row structure, or nothing when it is not a row kernel the row schedule handles: it
+// has no output axes, a reduce axis of a row reduction is also one of another REDUCE's (its group
+// range would open inside that reduction's loops), or its rows are single values (no REDUCE leaves
+// an output axis out) and some row reduction is not read contiguously.
 std::optional<RowKernel> row_kernel(const NodeRef& ast, const std::vector<NodeRef>& axes,
                                     const std::vector<Access>& accesses, int outs) {
   auto axis_of = [&](const Node* r) -> int {
@@ -159,7 +160,7 @@ std::optional<RowKernel> row_kernel(const NodeRef& ast, const std::vector<NodeRe
   }
   RowKernel k;
   for (int a = 0; a < outs; a++) (in_row[a] ? k.in_row : k.rows).push_back(a);
-  if (k.in_row.empty()) return std::nullopt;
+  if (k.in_row.empty() && k.rows.empty()) return std::nullopt;
   std::vector<int> owner(axes.size(), 0);  // REDUCEs listing each reduce axis
   std::vector<int> by_row(axes.size(), 0);  // ... of which row reductions
   for (const Node* n : reduces) {
@@ -181,6 +182,13 @@ std::optional<RowKernel> row_kernel(const NodeRef& ast, const std::vector<NodeRe
   for (size_t a = 0; a < axes.size(); a++)
     if (by_row[a] > 0 && by_row[a] != owner[a]) return std::nullopt;
   if (k.grouped.empty()) return std::nullopt;
+  // Rows with no elements of their own (one value per row: a loss's per-token terms): a row kernel
+  // only where every load along each split axis reads it contiguously (a group of threads
+  // splitting a strided axis reads uncoalesced; the general schedule spreads the outputs instead).
+  if (k.in_row.empty())
+    for (int a : k.grouped)
+      for (const Access& x : accesses)
+        if (!x.is_store && x.stride[a] != 0 && x.stride[a] != 1) return std::nullopt;
   return k;
 }
 
@@ -199,16 +207,17 @@ std::optional<RowKernel> row_kernel(const NodeRef& ast, const std::vector<NodeRe
 std::optional<std::vector<Opt>> row_schedule(const RowKernel& k, const std::vector<NodeRef>& axes,
                                              const std::vector<Access>& accesses) {
   auto size = [&](int a) { return axes[a]->src[0]->const_as_int(); };
-  int lane = k.in_row.back();
+  // lane: the in-row axis the group writes (GROUPOUT); none when a row is one value
+  int lane = k.in_row.empty() ? -1 : k.in_row.back();
   for (int a : k.in_row)
     if (store_stride(accesses, a) == 1) lane = a;
-  int64_t longest = size(lane);
+  int64_t longest = lane < 0 ? 0 : size(lane);
   for (int a : k.grouped) longest = std::max(longest, size(a));
   if (longest < 32) return std::nullopt;
   int64_t g = 32;
-  while (g < kGpuBlockThreads && g < size(lane)) g *= 2;
+  while (g < kGpuBlockThreads && g < (lane < 0 ? longest : size(lane))) g *= 2;
   std::vector<int> split = k.grouped;
-  split.push_back(lane);
+  if (lane >= 0) split.push_back(lane);
   std::vector<Opt> opts;
   for (int a : split) {
     // 16 bytes per thread and step where that divides (thread g then reads elements u*g ..
@@ -218,7 +227,7 @@ std::optional<std::vector<Opt>> row_schedule(const RowKernel& k, const std::vect
     else if (size(a) % g != 0) opts.push_back({OptKind::PADTO, a, static_cast<int>(g)});
   }
   for (int a : k.grouped) opts.push_back({OptKind::GROUPTOP, a, static_cast<int>(g)});
-  opts.push_back({OptKind::GROUPOUT, lane, static_cast<int>(g)});
+  if (lane >= 0) opts.push_back({OptKind::GROUPOUT, lane, static_cast<int>(g)});
   for (int a : k.rows) opts.push_back({OptKind::GLOBAL, a});
   return opts;
 }

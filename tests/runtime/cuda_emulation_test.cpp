@@ -173,6 +173,32 @@ TEST(CudaEmulation, RowKernelsReduceEachRowOnceInTheBlockAndEveryThreadWritesIts
                read(realize(rms_norm_rows("INTERP", dtypes::bfloat16, 2, 4096))), 1e-5);
 }
 
+// Per row of x (rows, cols): log(sum(exp(x - max))) + max, one value per row (a loss's per-token
+// term): two row reductions and no element of the row written.
+NodeRef logsumexp_rows(const std::string& device, int64_t rows, int64_t cols) {
+  DType t = dtypes::float32;
+  NodeRef x = input(device, t, {rows, cols});
+  NodeRef mx = make(Op::REDUCE_AXIS, t, {x}, ReduceArg{Op::MAX, {1}});
+  NodeRef e = alu(Op::EXP2, x - make(Op::EXPAND, t, {mx}, Shape{rows, cols}));
+  NodeRef s = make(Op::REDUCE_AXIS, t, {e}, ReduceArg{Op::ADD, {1}});
+  return make(Op::SINK, dtypes::void_, {alu(Op::LOG2, s) + mx});
+}
+
+// Every reduction of such a row is split over the block's threads (before, only the last was and
+// each thread ran the other whole, 256 times over); the first thread stores the row's value.
+TEST(CudaEmulation, RowsOfOneValueSplitEveryReductionOverTheBlock) {
+  for (int64_t cols : {4096, 1000}) {
+    SCOPED_TRACE(testing::Message() << cols << " columns");
+    Schedule s = create_schedule(logsumexp_rows("CPU", 5, cols));
+    ASSERT_EQ(s.items.size(), 1u);
+    std::vector<Opt> opts = gpu_heuristic_opts(s.items[0].ast);
+    EXPECT_EQ(std::count_if(opts.begin(), opts.end(), [](const Opt& o) { return o.kind == OptKind::GROUPTOP; }), 2)
+        << to_string(opts);
+    for (bool shuffle : {true, false})
+      expect_close(run_emulated(logsumexp_rows("CPU", 5, cols), shuffle), read(realize(logsumexp_rows("INTERP", 5, cols))), 1e-5);
+  }
+}
+
 // x * 3 over (rows, cols) with x held in a buffer of dtype t, as float32: two kernels, the first
 // writes x in dtype t, the second reads it.
 NodeRef scale(const std::string& device, DType t, int64_t rows, int64_t cols) {
