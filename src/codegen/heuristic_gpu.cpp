@@ -216,6 +216,17 @@ std::optional<std::vector<Opt>> row_schedule(const RowKernel& k, const std::vect
   if (longest < 32) return std::nullopt;
   int64_t g = 32;
   while (g < kGpuBlockThreads && g < (lane < 0 ? longest : size(lane))) g *= 2;
+  // Rows of one value: the largest group (of at least 32) that divides every split reduction, so
+  // no element is masked (on an H200, 64 rows of 23 M elements took 19.5 ms padded to groups of
+  // 256, against 11.8 ms unpadded in groups of 64 under the earlier schedule).
+  if (lane < 0) {
+    auto divides_all = [&](int64_t d) {
+      return std::all_of(k.grouped.begin(), k.grouped.end(), [&](int a) { return size(a) % d == 0; });
+    };
+    int64_t d = g;
+    while (d > 32 && !divides_all(d)) d /= 2;
+    if (divides_all(d)) g = d;
+  }
   std::vector<int> split = k.grouped;
   if (lane >= 0) split.push_back(lane);
   std::vector<Opt> opts;
