@@ -6,10 +6,12 @@
 #
 #   bash tools/gpu_check.sh [--build-dir DIR] [--layers N] [--seq N] [--no-build]
 #
-#   build       cmake + ninja into DIR (default build-gpu), Release
+#   build       cmake + ninja into DIR (default build-gpu), Release; with --no-build, DIR must hold
+#               lazygrad and tests/lg_tensor_tests built elsewhere (their kernel cache: DIR/kernel-cache)
 #   harness     the op harness with DEVICE=CUDA (tests/runtime/cuda_harness.sh; the ctest
 #               cuda_op_harness also runs the gradient tests)
-#   matmul      lazygrad bench matmul --dtype bf16 --sizes 4096,8192 on CUDA; cuBLAS through PyTorch
+#   matmul      lazygrad bench matmul --dtype bf16 --sizes 4096,8192 on CUDA, a @ b and a @ W^T (--bt),
+#               each value only when its sampled float64 check passes; cuBLAS through PyTorch
 #               (torch.matmul, bf16) when python3 can import torch with CUDA, else "n/a"
 #   llama       lazygrad train --model llama3.1-8b --set layers=N (default 2) --seq S (default 2048)
 #               --batch 1 --dtype bf16 --synthetic --steps 4 on CUDA: tokens/s and MFU against the
