@@ -56,17 +56,16 @@ class CompileCheckDevice : public Device {
 
 }  // namespace
 
-std::unique_ptr<Device> make_cuda_check_device(const std::string& name) {
+// CUDA for CUDA_ARCH (default sm_90): kernels run on the CPU (CUDACHECK) or not at all (CUDANULL).
+static std::unique_ptr<Device> make_cuda_compile_device(const std::string& name, bool run) {
   return std::make_unique<CompileCheckDevice>(name, std::make_unique<CudaRenderer>(),
                                               std::make_unique<NvrtcCompiler>(default_cuda_arch()),
-                                              cuda_tensor_cores(default_cuda_arch()));
+                                              cuda_tensor_cores(default_cuda_arch()), run);
 }
 
-std::unique_ptr<Device> make_cuda_null_device(const std::string& name) {
-  return std::make_unique<CompileCheckDevice>(name, std::make_unique<CudaRenderer>(),
-                                              std::make_unique<NvrtcCompiler>(default_cuda_arch()),
-                                              cuda_tensor_cores(default_cuda_arch()), false);
-}
+std::unique_ptr<Device> make_cuda_check_device(const std::string& name) { return make_cuda_compile_device(name, true); }
+
+std::unique_ptr<Device> make_cuda_null_device(const std::string& name) { return make_cuda_compile_device(name, false); }
 
 std::unique_ptr<Device> make_hip_check_device(const std::string& name) {
   return std::make_unique<CompileCheckDevice>(name, std::make_unique<HipRenderer>(), std::make_unique<HipccCompiler>(), false);
