@@ -5,7 +5,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/error.h"
 #include "codegen/access.h"
+#include "codegen/gpu_launch.h"
 #include "codegen/heuristic_tc.h"
 #include "ir/graph.h"
 #include "rewrite/rewrite.h"
@@ -14,11 +16,12 @@
 namespace lg {
 namespace {
 
-// The largest of `choices` (descending) that divides n and is at most limit, or 0.
-int largest_divisor(int64_t n, int64_t limit, std::initializer_list<int> choices) {
-  for (int c : choices)
-    if (c <= limit && n % c == 0) return c;
-  return 0;
+// The largest power of two from `least` up to `limit` that divides n, or 0.
+int largest_divisor(int64_t n, int64_t limit, int least) {
+  int best = 0;
+  for (int64_t c = least; c <= limit; c *= 2)
+    if (n % c == 0) best = static_cast<int>(c);
+  return best;
 }
 
 int64_t store_stride(const std::vector<Access>& accesses, int a) {
@@ -73,7 +76,7 @@ bool loop_loaded_contiguously(const std::vector<Access>& accesses, int a, int ou
 // group of threads splits a reduce axis some load reads contiguously (coalesced) and combines in
 // shared memory. Appends the Opts and returns the group's threads (1: none).
 int64_t group_reduction(const std::vector<NodeRef>& axes, const std::vector<Access>& accesses, int outs, int first,
-                        std::vector<Opt>& opts) {
+                        int64_t block, std::vector<Opt>& opts) {
   if (outs == static_cast<int>(axes.size()) || (first >= 0 && loop_loaded_contiguously(accesses, first, outs))) return 1;
   for (int a = static_cast<int>(axes.size()) - 1; a >= outs; a--) {
     int64_t n = axes[a]->src[0]->const_as_int();
@@ -82,7 +85,7 @@ int64_t group_reduction(const std::vector<NodeRef>& axes, const std::vector<Acce
       opts.push_back({OptKind::PADTO, a, 32});
       n = (n + 31) / 32 * 32;
     }
-    int g = largest_divisor(n, kGpuBlockThreads, {256, 128, 64, 32});
+    int g = largest_divisor(n, block, 32);
     opts.push_back({OptKind::GROUPTOP, a, g});
     return g;
   }
@@ -92,19 +95,19 @@ int64_t group_reduction(const std::vector<NodeRef>& axes, const std::vector<Acce
 // LOCAL splits of the output axes (left: their trips), the first axis first, then the others from
 // the last, while the block (already `threads` wide) has room. An axis with no divisor of at least
 // 32 is padded first. Appends the Opts.
-void block_axes(std::vector<int64_t>& left, int first, int64_t threads, std::vector<Opt>& opts) {
+void block_axes(std::vector<int64_t>& left, int first, int64_t threads, int64_t block, std::vector<Opt>& opts) {
   std::vector<int> order{first};
   for (int a = static_cast<int>(left.size()) - 1; a >= 0; a--)
     if (a != first) order.push_back(a);
   std::vector<Opt> locals;
   for (int a : order) {
-    int64_t room = kGpuBlockThreads / threads;
+    int64_t room = block / threads;
     if (room < 2) break;
     if (a == first && left[a] >= 32 && left[a] % 32 != 0 && room >= 32) {
       opts.push_back({OptKind::PADTO, a, 32});
       left[a] = (left[a] + 31) / 32 * 32;
     }
-    int n = left[a] <= room ? static_cast<int>(left[a]) : largest_divisor(left[a], room, {256, 128, 64, 32, 16, 8, 4, 2});
+    int n = left[a] <= room ? static_cast<int>(left[a]) : largest_divisor(left[a], room, 2);
     if (n < 2) continue;
     locals.push_back({OptKind::LOCAL, a, n});
     left[a] /= n;
@@ -199,13 +202,13 @@ std::optional<RowKernel> row_kernel(const NodeRef& ast, const std::vector<NodeRe
 // in-row axes stay loops). The linearizer places the reductions before the loops over the row's
 // elements (they read only the row axes), so each runs once per row: O(row) work per row instead
 // of O(row^2) when every element recomputed them.
-// G follows the row's elements: 256 threads, or the power of two (at least 32) that covers a
-// shorter row. Each split axis is padded (masked) to a multiple of G; a short reduction (the last
+// G follows the row's elements: knobs.block_threads (256 by default), or the power of two (at least
+// 32) that covers a shorter row. Each split axis is padded (masked) to a multiple of G; a short reduction (the last
 // stage of a split one, 64 partial sums) then leaves most threads one masked element. Rows of
 // fewer than 32 elements keep the general schedule: recomputing them is cheap, a mostly masked
 // warp per row is not.
 std::optional<std::vector<Opt>> row_schedule(const RowKernel& k, const std::vector<NodeRef>& axes,
-                                             const std::vector<Access>& accesses) {
+                                             const std::vector<Access>& accesses, int64_t block) {
   auto size = [&](int a) { return axes[a]->src[0]->const_as_int(); };
   // lane: the in-row axis the group writes (GROUPOUT); none when a row is one value
   int lane = k.in_row.empty() ? -1 : k.in_row.back();
@@ -215,7 +218,7 @@ std::optional<std::vector<Opt>> row_schedule(const RowKernel& k, const std::vect
   for (int a : k.grouped) longest = std::max(longest, size(a));
   if (longest < 32) return std::nullopt;
   int64_t g = 32;
-  while (g < kGpuBlockThreads && g < (lane < 0 ? longest : size(lane))) g *= 2;
+  while (g < block && g < (lane < 0 ? longest : size(lane))) g *= 2;
   // Rows of one value: the largest group (of at least 32) that divides every split reduction, so
   // no element is masked (on an H200, 64 rows of 23 M elements took 19.5 ms padded to groups of
   // 256, against 11.8 ms unpadded in groups of 64 under the earlier schedule).
@@ -245,9 +248,18 @@ std::optional<std::vector<Opt>> row_schedule(const RowKernel& k, const std::vect
 
 }  // namespace
 
-std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled, bool tensor_cores) {
-  if (tensor_cores)
-    if (std::optional<std::vector<Opt>> tc = tc_heuristic_opts(scheduled)) return *tc;
+GpuKnobs GpuKnobs::defaults(bool tensor_cores) {
+  GpuKnobs k;
+  k.tensor_cores = tensor_cores;
+  k.tc = TcTiling::from_config();
+  return k;
+}
+
+std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled, const GpuKnobs& knobs) {
+  LG_CHECK(knobs.block_threads >= 32 && knobs.block_threads <= kGpuMaxThreads, "GPU block of ", knobs.block_threads,
+           " threads");
+  if (knobs.tensor_cores)
+    if (std::optional<std::vector<Opt>> tc = tc_heuristic_opts(scheduled, knobs.tc)) return *tc;
   // Axes are numbered as apply_opts sees them: after lower_kernel's "initial symbolic" (which
   // folds away loops of one trip); kernel_accesses numbers them the same way.
   NodeRef ast = rewrite(scheduled, pm_symbolic(), {.name = "initial symbolic"});
@@ -266,27 +278,29 @@ std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled, bool tensor_cores)
       break;
     }
   if (auto row = row_kernel(ast, axes, accesses, outs))
-    if (auto opts = row_schedule(*row, axes, accesses)) return *opts;
+    if (auto opts = row_schedule(*row, axes, accesses, knobs.block_threads)) return *opts;
   std::vector<Opt> opts;
-  int64_t threads = group_reduction(axes, accesses, outs, first, opts);
+  int64_t threads = group_reduction(axes, accesses, outs, first, knobs.block_threads, opts);
   if (outs == 0) return opts;
-  // Register tile: a reduction's outputs along an axis where a load is reused, 4 per thread. Not
-  // the first LOCAL axis, which keeps its trips for the threads.
-  if (has_reduce && threads == 1)
+  // Register tile: a reduction's outputs along an axis where a load is reused, register_tile per
+  // thread (where the axis has at least 4 times that). Not the first LOCAL axis, which keeps its
+  // trips for the threads.
+  int tile = knobs.register_tile;
+  if (has_reduce && threads == 1 && tile > 1)
     for (int a = outs - 1; a >= 0; a--)
-      if (a != first && reused_along(accesses, a) && left[a] % 4 == 0 && left[a] >= 16) {
-        opts.push_back({OptKind::UPCAST, a, 4});
-        left[a] /= 4;
+      if (a != first && reused_along(accesses, a) && left[a] % tile == 0 && left[a] >= 4 * tile) {
+        opts.push_back({OptKind::UPCAST, a, tile});
+        left[a] /= tile;
         break;
       }
   // Elementwise: a run of 16 bytes per thread along the contiguous axis (one vector load or
   // store each, gpu_vector_access.h), while the axis keeps a warp's worth of threads.
-  if (!has_reduce && store_stride(accesses, first) == 1)
+  if (knobs.vector && !has_reduce && store_stride(accesses, first) == 1)
     if (int u = vector_elements(accesses, first); u > 1 && left[first] % u == 0 && left[first] / u >= 32) {
       opts.push_back({OptKind::UPCAST, first, u});
       left[first] /= u;
     }
-  block_axes(left, first, threads, opts);
+  block_axes(left, first, threads, knobs.block_threads, opts);
   // Every output axis (what LOCAL and UPCAST left of it) is a grid axis.
   for (int a = 0; a < outs; a++) opts.push_back({OptKind::GLOBAL, a});
   return opts;

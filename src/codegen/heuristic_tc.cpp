@@ -29,7 +29,12 @@ bool cuda_tensor_cores(const std::string& arch) {
   return std::atoi(arch.c_str() + u + 1) >= 80;
 }
 
-std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled) {
+TcTiling TcTiling::from_config() {
+  const Config& c = config();
+  return {c.tc_warp_m, c.tc_warp_n, c.tc_block_m, c.tc_block_n, c.smem};
+}
+
+std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled, const TcTiling& tiling) {
   // Axes are numbered as apply_opts sees them: after lower_kernel's "initial symbolic".
   NodeRef ast = rewrite(scheduled, pm_symbolic(), {.name = "initial symbolic"});
   std::vector<TcAxes> cands = tc_candidates(ast);
@@ -52,11 +57,10 @@ std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled) {
   if (k % kTcK) opts.push_back({OptKind::PADTO, c.k, static_cast<int>(kTcK)});
   opts.push_back({OptKind::TC, choice});  // PADTO keeps the axes and the candidates' order
   int64_t mt = padded(m, kTcM) / kTcM, nt = padded(n, kTcN) / kTcN;  // tiles along m and n
-  const Config& cf = config();
-  int64_t tm = largest_divisor(mt, cf.tc_warp_m), tn = largest_divisor(nt, cf.tc_warp_n);
+  int64_t tm = largest_divisor(mt, tiling.warp_m), tn = largest_divisor(nt, tiling.warp_n);
   if (tm > 1) opts.push_back({OptKind::UPCAST, c.m, static_cast<int>(tm)});
   if (tn > 1) opts.push_back({OptKind::UPCAST, c.n, static_cast<int>(tn)});
-  int64_t wm = largest_divisor(mt / tm, cf.tc_block_m), wn = largest_divisor(nt / tn, cf.tc_block_n);
+  int64_t wm = largest_divisor(mt / tm, tiling.block_m), wn = largest_divisor(nt / tn, tiling.block_n);
   if (wm > 1) opts.push_back({OptKind::LOCAL, c.m, static_cast<int>(wm)});
   if (wn > 1) opts.push_back({OptKind::LOCAL, c.n, static_cast<int>(wn)});
   for (int a = 0; a < static_cast<int>(axes.size()); a++)
@@ -65,7 +69,7 @@ std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled) {
   // staging reads one A and one B per k step (smem.h).
   int64_t bm = kTcM * tm * wm, bn = kTcN * tn * wn;
   int64_t bytes = (bm * kTcK + kTcK * bn) * itemsize(c.input);
-  if (config().smem && c.products == 1 && bytes <= kSharedMemoryBytes) opts.push_back({OptKind::SMEM, 0});
+  if (tiling.smem && c.products == 1 && bytes <= kSharedMemoryBytes) opts.push_back({OptKind::SMEM, 0});
   return opts;
 }
 

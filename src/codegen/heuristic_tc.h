@@ -12,11 +12,21 @@ namespace lg {
 // m16n8k16 with bf16 needs sm_80 or later; TC=0 (base/config.h) turns it off.
 bool cuda_tensor_cores(const std::string& arch);
 
+// How a tensor-core matmul is tiled: at most warp_m x warp_n mma tiles per warp (UPCAST of m/16
+// and n/8: A fragments reused along n, B along m) and block_m x block_n warps per block (LOCAL);
+// smem: the block's tiles staged in shared memory (Opt SMEM) where they fit. Powers of two.
+struct TcTiling {
+  int warp_m = 4, warp_n = 8, block_m = 2, block_n = 2;
+  bool smem = false;
+  static TcTiling from_config();  // TC_WARP, TC_BLOCK, SMEM (base/config.h)
+  bool operator==(const TcTiling&) const = default;
+};
+
 // Opts that put a bf16/fp16 matmul (tc_candidates) on tensor cores, or nullopt when the kernel is
 // not one or is too small (m < 16, n < 8 or k < 16). Axes that are not multiples of the tile are
-// padded (PADTO 16, 8, 16). Each warp computes up to 2 x 4 tiles (32 x 32 outputs: UPCAST of m/16
-// and n/8, A fragments reused along n, B along m), a block up to 2 x 2 warps (LOCAL); every output
-// axis left is a grid axis (GLOBAL).
-std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled);
+// padded (PADTO 16, 8, 16). Each warp computes up to tiling.warp_m x tiling.warp_n tiles (the
+// largest counts that divide the tiles there are), a block up to tiling.block_m x block_n warps;
+// every output axis left is a grid axis (GLOBAL).
+std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled, const TcTiling& tiling = TcTiling::from_config());
 
 }  // namespace lg

@@ -67,9 +67,7 @@ class TimingArgs {
 double time_program(Program& p, const KernelArgs& args, double give_up) {
   double best = kInf;
   for (int i = 0; i < 3; i++) {
-    auto t0 = std::chrono::steady_clock::now();
-    p.run(args);
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best, p.timed_run(args));
     if (best > give_up) break;
   }
   return best;
@@ -98,25 +96,43 @@ void measure(Device& dev, const ScheduleItem& item, std::vector<Candidate>& cand
   }
 }
 
-// Every list of the beam extended by one action, each list once.
-std::vector<Candidate> extend(const ScheduleItem& item, const std::vector<Candidate>& beam) {
-  std::vector<Candidate> next;
-  std::set<std::string> seen;
-  for (const Candidate& c : beam) {
+// The lists not seen before among `lists` (recorded as seen).
+std::vector<Candidate> unseen(const std::vector<std::vector<Opt>>& lists, std::set<std::string>& seen) {
+  std::vector<Candidate> out;
+  for (const std::vector<Opt>& opts : lists)
+    if (seen.insert(to_string(opts)).second) out.push_back({opts, kInf});
+  return out;
+}
+
+// The fastest first.
+void by_time(std::vector<Candidate>& cands) {
+  std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) { return a.seconds < b.seconds; });
+}
+
+// The CPU space: a step appends one Opt.
+class AppendSpace : public BeamSpace {
+ public:
+  AppendSpace(NodeRef ast, std::vector<Opt> start) : ast_(std::move(ast)), start_(std::move(start)) {}
+  std::vector<std::vector<Opt>> starts() override { return {start_}; }
+  std::vector<std::vector<Opt>> next(const std::vector<Opt>& opts) override {
     NodeRef k;
     try {
-      k = apply_opts(item.ast, c.opts);
+      k = apply_opts(ast_, opts);
     } catch (const OptError&) {
-      continue;
+      return {};
     }
+    std::vector<std::vector<Opt>> out;
     for (const Opt& o : beam_actions(k)) {
-      std::vector<Opt> opts = c.opts;
-      opts.push_back(o);
-      if (seen.insert(to_string(opts)).second) next.push_back({opts, kInf});
+      out.push_back(opts);
+      out.back().push_back(o);
     }
+    return out;
   }
-  return next;
-}
+
+ private:
+  NodeRef ast_;
+  std::vector<Opt> start_;
+};
 
 }  // namespace
 
@@ -137,26 +153,43 @@ std::vector<Opt> beam_actions(const NodeRef& ast) {
   return acts;
 }
 
+std::unique_ptr<BeamSpace> append_beam_space(const NodeRef& ast, std::vector<Opt> start) {
+  return std::make_unique<AppendSpace>(ast, std::move(start));
+}
+
 std::vector<Opt> beam_search(Device& dev, const ScheduleItem& item, int width) {
+  std::unique_ptr<BeamSpace> space = dev.beam_space(item.ast);
+  LG_CHECK(space, dev.name(), " has no BEAM search space");
+  return beam_search(dev, item, *space, width);
+}
+
+std::vector<Opt> beam_search(Device& dev, const ScheduleItem& item, BeamSpace& space, int width) {
+  LG_CHECK(width > 0, "beam width ", width);
   std::string key = str("beam ", width, "\n", dev.name().substr(0, dev.name().find(':')), "\n",
                         dev.compiler() ? dev.compiler()->key() : "", "\n", to_string(item.ast));
   if (auto hit = cache_get("beam", key)) return deserialize(*hit);
   auto t0 = std::chrono::steady_clock::now();
   TimingArgs timing(dev, item);
-  // The search starts from the device's heuristic choice, so its result is never slower than the
-  // default as measured here; no Opts at all is a start only when the heuristic picks none (an
-  // unoptimized big kernel can take minutes to time).
-  std::vector<Candidate> beam{{dev.heuristic_opts(item.ast), kInf}};
+  std::set<std::string> seen;
+  // The first start is the heuristic's choice, so the result is never slower than the default as
+  // measured here; no Opts at all is a start only when the heuristic picks none (an unoptimized big
+  // kernel can take minutes to time).
+  std::vector<Candidate> beam = unseen(space.starts(), seen);
+  LG_CHECK(!beam.empty(), item.name, ": the BEAM space has no start");
   double fastest = kInf;
   measure(dev, item, beam, timing.args, fastest);
   const Candidate start = beam[0];
-  Candidate best = start;
-  size_t tried = 1;
-  for (int round = 0; round < 6 && best.seconds < kInf; round++) {
-    std::vector<Candidate> next = extend(item, beam);
+  by_time(beam);
+  Candidate best = beam[0];
+  beam.resize(std::min<size_t>(beam.size(), static_cast<size_t>(width)));
+  size_t tried = seen.size();
+  for (int round = 0; round < 8 && best.seconds < kInf; round++) {
+    std::vector<Candidate> next;
+    for (const Candidate& c : beam)
+      for (Candidate& n : unseen(space.next(c.opts), seen)) next.push_back(std::move(n));
     measure(dev, item, next, timing.args, fastest);
     tried += next.size();
-    std::sort(next.begin(), next.end(), [](const Candidate& a, const Candidate& b) { return a.seconds < b.seconds; });
+    by_time(next);
     if (next.empty() || next[0].seconds == kInf) break;
     if (config().debug >= 2)
       std::fprintf(stderr, "beam %s round %d: %zu candidates, best %.1f us %s\n", item.name.c_str(), round, next.size(),
@@ -167,6 +200,8 @@ std::vector<Opt> beam_search(Device& dev, const ScheduleItem& item, int width) {
     next.resize(std::min<size_t>(next.size(), static_cast<size_t>(width)));
     beam = std::move(next);
   }
+  LG_USER_CHECK(best.seconds < kInf, "BEAM: no candidate for kernel ", item.name, " on ", dev.name(),
+                " could be built and timed; run without BEAM");
   if (config().debug >= 2)
     std::fprintf(stderr, "beam %s: %zu candidates in %.1f s, chose %s (%.1f us; the heuristic's %s: %.1f us)\n",
                  item.name.c_str(), tried, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),

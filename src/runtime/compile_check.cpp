@@ -7,6 +7,7 @@
 #include "codegen/heuristic_tc.h"
 #include "codegen/render_cuda.h"
 #include "codegen/render_hip.h"
+#include "runtime/beam.h"
 #include "runtime/cpu.h"
 #include "runtime/hipcc.h"
 #include "runtime/nvrtc.h"
@@ -27,16 +28,23 @@ class CompileCheckDevice : public Device {
  public:
   // tensor_cores: the GPU heuristic may use Opt TC (CUDA for sm_80 and later, codegen/heuristic_tc.h).
   // run: kernels run as C programs on the CPU (CUDACHECK, HIPCHECK), or not at all (CUDANULL).
+  // search: BEAM searches the GPU space here (beam_space).
   CompileCheckDevice(std::string name, std::unique_ptr<Renderer> r, std::unique_ptr<Compiler> c, bool tensor_cores,
-                     bool run = true)
+                     bool run, bool search)
       : name_(std::move(name)), renderer_(std::move(r)), compiler_(std::move(c)), cpu_(make_cpu_device("CPU")),
-        tensor_cores_(tensor_cores), run_(run) {}
+        tensor_cores_(tensor_cores), run_(run), search_(search) {}
   const std::string& name() const override { return name_; }
   Allocator& allocator() override { return cpu_->allocator(); }
   const Renderer* renderer() const override { return renderer_.get(); }
   const Compiler* compiler() const override { return compiler_.get(); }
   std::vector<Opt> heuristic_opts(const NodeRef& ast) const override { return gpu_heuristic_opts(ast, tensor_cores_); }
-  bool beam_supported() const override { return false; }  // no GPU Opts in the search, no GPU timing
+  // CUDACHECK: the GPU space, each candidate compiled by NVRTC and timed as its C program on the
+  // CPU (the times say nothing of a GPU; the search proves every candidate compiles and computes the
+  // right values). CUDANULL runs nothing to time; HIPCHECK has no HIP device to tune for.
+  std::unique_ptr<BeamSpace> beam_space(const NodeRef& ast) const override {
+    if (!run_ || !search_) return nullptr;
+    return gpu_beam_space(ast, GpuKnobs::defaults(tensor_cores_));
+  }
   // binary: the GPU compiler's output for the GPU source; the program that runs is the C one.
   std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>& binary) override {
     LG_CHECK(!binary.empty(), prog.name, ": no GPU binary");
@@ -51,7 +59,7 @@ class CompileCheckDevice : public Device {
   std::unique_ptr<Compiler> compiler_;
   std::unique_ptr<Device> cpu_;  // its own CPU device (allocator, C renderer, C compiler)
   bool tensor_cores_;
-  bool run_;
+  bool run_, search_;
 };
 
 }  // namespace
@@ -60,7 +68,7 @@ class CompileCheckDevice : public Device {
 static std::unique_ptr<Device> make_cuda_compile_device(const std::string& name, bool run) {
   return std::make_unique<CompileCheckDevice>(name, std::make_unique<CudaRenderer>(),
                                               std::make_unique<NvrtcCompiler>(default_cuda_arch()),
-                                              cuda_tensor_cores(default_cuda_arch()), run);
+                                              cuda_tensor_cores(default_cuda_arch()), run, run);
 }
 
 std::unique_ptr<Device> make_cuda_check_device(const std::string& name) { return make_cuda_compile_device(name, true); }
@@ -68,7 +76,7 @@ std::unique_ptr<Device> make_cuda_check_device(const std::string& name) { return
 std::unique_ptr<Device> make_cuda_null_device(const std::string& name) { return make_cuda_compile_device(name, false); }
 
 std::unique_ptr<Device> make_hip_check_device(const std::string& name) {
-  return std::make_unique<CompileCheckDevice>(name, std::make_unique<HipRenderer>(), std::make_unique<HipccCompiler>(), false);
+  return std::make_unique<CompileCheckDevice>(name, std::make_unique<HipRenderer>(), std::make_unique<HipccCompiler>(), false, true, false);
 }
 
 size_t compile_checked_kernels() { return kernels.load(); }

@@ -13,6 +13,7 @@
 #include "codegen/heuristic_gpu.h"
 #include "codegen/heuristic_tc.h"
 #include "codegen/render_cuda.h"
+#include "runtime/beam.h"
 #include "runtime/cuda_api.h"
 #include "runtime/nvrtc.h"
 
@@ -159,7 +160,35 @@ class CudaProgram : public Program {
     if (a.cuCtxSetCurrent(c_.ctx) == 0) a.cuModuleUnload(module_);
   }
 
+  // Asynchronous; with DEBUG>=1 it waits for the kernel and DEBUG>=2 prints its time.
   void run(const KernelArgs& args) override {
+    if (config().debug < 1) return launch(args);
+    double seconds = timed_run(args);
+    if (config().debug >= 2)
+      std::fprintf(stderr, "CUDA %-28s grid %u x %u block %u: %10.1f us\n", name_.c_str(), dims_.grid[0], dims_.grid[1],
+                   dims_.block[0], seconds * 1e6);
+  }
+
+  // The kernel's time between two events on the stream around its launch; waits for it.
+  double timed_run(const KernelArgs& args) override {
+    const CudaApi& a = cuda_api();
+    c_.use();
+    CUevent start = nullptr, stop = nullptr;
+    cu_check(a.cuEventCreate(&start, 0), "cuEventCreate");
+    cu_check(a.cuEventCreate(&stop, 0), "cuEventCreate");
+    cu_check(a.cuEventRecord(start, c_.stream), "cuEventRecord");
+    launch(args);
+    cu_check(a.cuEventRecord(stop, c_.stream), "cuEventRecord");
+    cu_check(a.cuEventSynchronize(stop), "cuEventSynchronize");
+    float ms = 0;
+    cu_check(a.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
+    cu_check(a.cuEventDestroy(start), "cuEventDestroy");
+    cu_check(a.cuEventDestroy(stop), "cuEventDestroy");
+    return ms * 1e-3;
+  }
+
+ private:
+  void launch(const KernelArgs& args) {
     LG_CHECK(args.buffers.size() == slots_, name_, ": ", args.buffers.size(), " buffers for ", slots_, " slots");
     const CudaApi& a = cuda_api();
     c_.use();
@@ -170,29 +199,11 @@ class CudaProgram : public Program {
       LG_CHECK(reinterpret_cast<uintptr_t>(p) % 16 == 0, name_, ": a kernel argument is not 16-byte aligned");
       params.push_back(&p);
     }
-    bool timed = config().debug >= 1;
-    CUevent start = nullptr, stop = nullptr;
-    if (timed) {
-      cu_check(a.cuEventCreate(&start, 0), "cuEventCreate");
-      cu_check(a.cuEventCreate(&stop, 0), "cuEventCreate");
-      cu_check(a.cuEventRecord(start, c_.stream), "cuEventRecord");
-    }
     cu_check(a.cuLaunchKernel(fn_, dims_.grid[0], dims_.grid[1], dims_.grid[2], dims_.block[0], dims_.block[1],
                               dims_.block[2], 0, c_.stream, params.data(), nullptr),
              "cuLaunchKernel");
-    if (!timed) return;
-    cu_check(a.cuEventRecord(stop, c_.stream), "cuEventRecord");
-    cu_check(a.cuEventSynchronize(stop), "cuEventSynchronize");
-    float ms = 0;
-    cu_check(a.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
-    cu_check(a.cuEventDestroy(start), "cuEventDestroy");
-    cu_check(a.cuEventDestroy(stop), "cuEventDestroy");
-    if (config().debug >= 2)
-      std::fprintf(stderr, "CUDA %-28s grid %u x %u block %u: %10.1f us\n", name_.c_str(), dims_.grid[0], dims_.grid[1],
-                   dims_.block[0], ms * 1e3);
   }
 
- private:
   CudaContext c_;
   std::string name_;
   LaunchDims dims_;
@@ -212,7 +223,9 @@ class CudaDevice : public Device {
   std::vector<Opt> heuristic_opts(const NodeRef& ast) const override {
     return gpu_heuristic_opts(ast, cuda_tensor_cores(ctx_.arch));
   }
-  bool beam_supported() const override { return false; }  // no GPU Opts in the search, no GPU timing
+  std::unique_ptr<BeamSpace> beam_space(const NodeRef& ast) const override {
+    return gpu_beam_space(ast, GpuKnobs::defaults(cuda_tensor_cores(ctx_.arch)));
+  }
   std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>& binary) override {
     return std::make_unique<CudaProgram>(ctx_, prog, binary);
   }

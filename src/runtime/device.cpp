@@ -1,9 +1,11 @@
 #include "runtime/device.h"
 
+#include <chrono>
 #include <map>
 #include <mutex>
 
 #include "base/error.h"
+#include "runtime/beam.h"
 #include "runtime/cpu.h"
 #include "runtime/cuda.h"
 #include "runtime/compile_check.h"
@@ -11,6 +13,14 @@
 #include "runtime/transport.h"
 
 namespace lg {
+
+double Program::timed_run(const KernelArgs& args) {
+  auto t0 = std::chrono::steady_clock::now();
+  run(args);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::unique_ptr<BeamSpace> Device::beam_space(const NodeRef& ast) const { return append_beam_space(ast, heuristic_opts(ast)); }
 
 namespace {
 struct Kind {

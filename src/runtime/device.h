@@ -55,7 +55,13 @@ class Program {
  public:
   virtual ~Program() = default;
   virtual void run(const KernelArgs& args) = 0;
+  // Runs once and returns the seconds the kernel took on the device (BEAM's timer). The default
+  // times run() with the host clock: right where run() returns when the kernel is done; devices
+  // that launch asynchronously time on the device (CUDA: events).
+  virtual double timed_run(const KernelArgs& args);
 };
+
+class BeamSpace;  // runtime/beam.h
 
 class Device {
  public:
@@ -73,9 +79,9 @@ class Device {
     (void)ast;
     return {};
   }
-  // Whether BEAM=n may search this device's Opts (runtime/beam.h times candidates with the host
-  // clock and proposes CPU Opts); where not, BEAM falls back to heuristic_opts.
-  virtual bool beam_supported() const { return true; }
+  // The Opt lists BEAM=n searches for a kernel (runtime/beam.h), or null where BEAM does not apply
+  // (then heuristic_opts is used). The default: heuristic_opts(ast) extended one CPU Opt at a time.
+  virtual std::unique_ptr<BeamSpace> beam_space(const NodeRef& ast) const;
   // prog is the lowered kernel; source/binary are the renderer's and compiler's output (empty for
   // devices without them).
   virtual std::unique_ptr<Program> load(const LinearProgram& prog, const std::string& source,

@@ -31,7 +31,8 @@ BuiltProgram build_program(Device& dev, const LinearProgram& prog) {
 
 std::vector<Opt> choose_opts(Device& dev, const ScheduleItem& item) {
   if (config().noopt || !dev.renderer()) return {};
-  if (config().beam > 0 && dev.beam_supported()) return beam_search(dev, item, config().beam);
+  if (config().beam > 0)
+    if (std::unique_ptr<BeamSpace> space = dev.beam_space(item.ast)) return beam_search(dev, item, *space, config().beam);
   if (config().beam > 0) {
     static std::once_flag once;
     std::call_once(once, [&] { std::fprintf(stderr, "BEAM is not supported on %s yet: using its heuristic\n", dev.name().c_str()); });

@@ -17,7 +17,7 @@ struct BuiltProgram {
 BuiltProgram build_program(Device& dev, const LinearProgram& prog);
 
 // The Opts a kernel runs with on dev: none with NOOPT=1, BEAM search with BEAM=n (n > 0) where the
-// device supports it (Device::beam_supported), else the device's heuristic.
+// device has a search space for it (Device::beam_space), else the device's heuristic.
 std::vector<Opt> choose_opts(Device& dev, const ScheduleItem& item);
 
 }  // namespace lg

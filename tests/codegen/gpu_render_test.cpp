@@ -54,7 +54,7 @@ TEST(GpuHeuristic, ElementwiseKernelFillsABlockAlongTheContiguousAxis) {
   ASSERT_FALSE(opts.empty());
   EXPECT_EQ(opts[0], (Opt{OptKind::UPCAST, 1, 4})) << to_string(opts);
   LaunchDims d = gpu_launch_dims(lower_kernel(scale_kernel(64, 512), "k", opts));
-  EXPECT_EQ(d.threads, kGpuBlockThreads);
+  EXPECT_EQ(d.threads, GpuKnobs{}.block_threads);
   EXPECT_EQ(d.blocks * d.threads * 4, 64 * 512);  // every element once, no padding needed
   // The thread axis with stride 1 (neighbouring threads) is the contiguous column axis.
   const GpuAxis* fastest = nullptr;
@@ -128,7 +128,7 @@ TEST(GpuHeuristic, OptsApplyToKernelsOfEveryShape) {
         LinearProgram p;
         EXPECT_NO_THROW(p = lower_kernel(k, "k", opts)) << a << " x " << b << ": " << to_string(opts);
         if (!p.ops.empty()) {
-          EXPECT_LE(gpu_launch_dims(p).threads, kGpuBlockThreads);
+          EXPECT_LE(gpu_launch_dims(p).threads, GpuKnobs{}.block_threads);
         }
       }
 }

@@ -9,6 +9,7 @@
 
 #include "base/config.h"
 #include "codegen/program.h"
+#include "common/cache_dir.h"
 #include "ir/build.h"
 #include "runtime/beam.h"
 #include "runtime/buffer.h"
@@ -21,24 +22,7 @@
 namespace lg {
 namespace {
 
-// A fresh, empty kernel cache for the test's lifetime.
-class CacheDir {
- public:
-  CacheDir() : old_(config().cache_dir) {
-    dir_ = std::filesystem::temp_directory_path() / ("lg-cache-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++));
-    std::filesystem::remove_all(dir_);
-    config().cache_dir = dir_.string();
-  }
-  ~CacheDir() {
-    config().cache_dir = old_;
-    std::filesystem::remove_all(dir_);
-  }
-
- private:
-  std::string old_;
-  std::filesystem::path dir_;
-  static inline int counter_ = 0;
-};
+using testing_util::CacheDir;
 
 NodeRef input(const std::string& device, const Shape& shape, float scale) {
   int64_t n = 1;

@@ -6,11 +6,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <set>
 
+#include "base/config.h"
+#include "codegen/gpu_launch.h"
 #include "codegen/heuristic_gpu.h"
 #include "codegen/program.h"
 #include "codegen/render_cuda.h"
 #include "ir/build.h"
+#include "runtime/beam.h"
 #include "runtime/buffer.h"
 #include "runtime/cuda_emulation.h"
 #include "runtime/realize.h"
@@ -231,6 +236,111 @@ TEST(CudaEmulation, VectorLoadsAndStoresMoveTheSameValues) {
 
 TEST(CudaEmulation, Float16ElementwiseIsExact) {
   EXPECT_EQ(run_emulated(scale_f16("CPU")), read(realize(scale_f16("INTERP"))));
+}
+
+// ---- the GPU BEAM space (runtime/beam.h) ----
+
+// Every list of the GPU space up to `depth` steps from its starts, each once, the starts first.
+std::vector<std::vector<Opt>> gpu_space_lists(const NodeRef& ast, bool tensor_cores, int depth) {
+  std::unique_ptr<BeamSpace> space = gpu_beam_space(ast, GpuKnobs::defaults(tensor_cores));
+  std::vector<std::vector<Opt>> all, frontier;
+  std::set<std::string> seen;
+  auto add = [&](const std::vector<std::vector<Opt>>& lists, std::vector<std::vector<Opt>>& into) {
+    for (const std::vector<Opt>& o : lists)
+      if (seen.insert(to_string(o)).second) all.push_back(o), into.push_back(o);
+  };
+  add(space->starts(), frontier);
+  for (int d = 0; d < depth; d++) {
+    std::vector<std::vector<Opt>> next;
+    for (const std::vector<Opt>& o : frontier) add(space->next(o), next);
+    frontier = std::move(next);
+  }
+  return all;
+}
+
+// The knob steps stay inside their bounds and turn tensor cores on or off only where the device
+// has them.
+TEST(GpuBeamSpace, KnobStepsStayInBounds) {
+  for (bool tc : {false, true}) {
+    std::vector<GpuKnobs> frontier{GpuKnobs::defaults(tc)};
+    for (int d = 0; d < 4; d++) {
+      std::vector<GpuKnobs> next;
+      for (const GpuKnobs& k : frontier)
+        for (const GpuKnobs& s : gpu_knob_steps(k, tc)) {
+          EXPECT_TRUE(tc || !s.tensor_cores);
+          EXPECT_GE(s.block_threads, 32);
+          EXPECT_LE(s.block_threads, kGpuMaxThreads);
+          EXPECT_GE(s.register_tile, 1);
+          EXPECT_LE(s.register_tile, 8);
+          EXPECT_LE(s.tc.warp_m * s.tc.warp_n, 32);
+          EXPECT_LE(s.tc.block_m * s.tc.block_n, 8);
+          EXPECT_GE(std::min({s.tc.warp_m, s.tc.warp_n, s.tc.block_m, s.tc.block_n}), 1);
+          next.push_back(s);
+        }
+      frontier = std::move(next);
+      if (frontier.size() > 2000) frontier.resize(2000);
+    }
+  }
+  std::vector<GpuKnobs> from_default = gpu_knob_steps(GpuKnobs::defaults(true), true);
+  EXPECT_TRUE(std::any_of(from_default.begin(), from_default.end(), [](const GpuKnobs& k) { return !k.tensor_cores; }));
+  EXPECT_TRUE(std::any_of(from_default.begin(), from_default.end(), [](const GpuKnobs& k) { return k.tc.smem != config().smem; }));
+}
+
+// Every list two steps from the starts, for reductions, row kernels and elementwise kernels, is a
+// schedule the GPU back end accepts: it lowers, its launch has at most 1024 threads per block, and
+// it renders. (An illegal launch geometry is an internal error, so BEAM could not skip it.)
+TEST(GpuBeamSpace, EveryListTwoStepsFromTheStartsLowersToALegalLaunch) {
+  std::vector<NodeRef> graphs = {softmax_of_matmul("CPU", dtypes::float32, 16, 12, 40), row_reductions("CPU", 1000),
+                                 softmax_rows("CPU", dtypes::bfloat16, 3, 1000), rms_norm_rows("CPU", dtypes::float32, 5, 96),
+                                 logsumexp_rows("CPU", 4, 4096), scale("CPU", dtypes::bfloat16, 8, 1024), scale_f16("CPU")};
+  size_t lists = 0;
+  for (const NodeRef& g : graphs)
+    for (const ScheduleItem& item : create_schedule(g).items) {
+      std::vector<std::vector<Opt>> all = gpu_space_lists(item.ast, true, 2);
+      EXPECT_EQ(all.at(0), gpu_heuristic_opts(item.ast, true)) << item.name << ": the heuristic's list starts";
+      for (const std::vector<Opt>& o : all) {
+        SCOPED_TRACE(item.name + " " + to_string(o));
+        LinearProgram p = lower_kernel(item.ast, item.name, o);
+        EXPECT_LE(gpu_launch_dims(p).threads, kGpuMaxThreads);
+        EXPECT_NE(CudaRenderer().render(p).find("lg_kernel"), std::string::npos);
+        lists++;
+      }
+    }
+  EXPECT_GT(lists, 40u);  // (a row of 40 or 96 elements has one group size within two steps)
+}
+
+// Each kernel run once per list one step from the heuristic's (after the heuristic's run of every
+// kernel filled the buffers): what each list writes equals what the heuristic's wrote, up to the
+// order of float32 sums. Emulated CUDA, so block sizes, register tiles and vector accesses other
+// than the heuristic's run through the real index math.
+TEST(GpuBeamSpace, ListsOneStepFromTheHeuristicsWriteTheSameValues) {
+  size_t runs = 0;
+  for (const NodeRef& g : {softmax_of_matmul("CPU", dtypes::float32, 16, 12, 40), softmax_rows("CPU", dtypes::float32, 3, 1000),
+                           scale("CPU", dtypes::float32, 8, 1024)}) {
+    Schedule s = create_schedule(g);
+    auto run = [](const ScheduleItem& item, const std::vector<Opt>& opts) {
+      std::vector<void*> bufs;
+      for (const NodeRef& b : item.buffers) bufs.push_back(buffer_memory(*b).ptr);
+      testing_util::emulate_cuda(lower_kernel(item.ast, item.name, opts), bufs);
+      const Node& out = *item.buffers.at(0);
+      EXPECT_EQ(out.dtype, dtypes::float32);
+      std::vector<float> host(out.get_arg<BufferArg>().size);
+      buffer_copy_out(out, host.data(), host.size() * 4);
+      return host;
+    };
+    for (const ScheduleItem& item : s.items) {
+      std::vector<float> want = run(item, gpu_heuristic_opts(item.ast));
+      std::unique_ptr<BeamSpace> space = gpu_beam_space(item.ast, GpuKnobs::defaults(false));
+      for (const std::vector<Opt>& o : space->next(space->starts().at(0))) {
+        SCOPED_TRACE(item.name + " " + to_string(o));
+        std::vector<float> got = run(item, o);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t i = 0; i < got.size(); i++) ASSERT_NEAR(got[i], want[i], 1e-5 + 1e-5 * std::abs(want[i])) << i;
+        runs++;
+      }
+    }
+  }
+  EXPECT_GE(runs, 6u);
 }
 
 }  // namespace

@@ -12,6 +12,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <set>
 
 #include "base/config.h"
 #include "base/error.h"
@@ -26,7 +28,10 @@
 #include "ir/build.h"
 #include "rewrite/rewrite.h"
 #include "rewrite/rules/symbolic.h"
+#include "common/cache_dir.h"
+#include "runtime/beam.h"
 #include "runtime/buffer.h"
+#include "runtime/compile_check.h"
 #include "runtime/cpu.h"
 #include "runtime/device.h"
 #include "runtime/interp.h"
@@ -557,6 +562,77 @@ TEST(TensorCoreCudaCheck, MatmulOnCudaCheckUsesTensorCoresAndMatchesTheReference
   ASSERT_TRUE(has_tc(get_device("CUDACHECK").heuristic_opts(s.items.at(0).ast)));
   std::vector<NodeRef> out = realize(matmul_graph("CUDACHECK", c));
   expect_close(read(out.at(0), dtypes::float32), reference(c), 1e-5, "CUDACHECK");
+}
+
+// The matmul's kernel with `opts`, run as emulated CUDA (float32 result).
+std::vector<float> run_emulated_with(const Matmul& c, const std::vector<Opt>& opts) {
+  Schedule s = create_schedule(matmul_graph("CPU", c));
+  const ScheduleItem& item = s.items.at(0);
+  std::vector<void*> bufs;
+  for (const NodeRef& b : item.buffers) bufs.push_back(buffer_memory(*b).ptr);
+  testing_util::emulate_cuda(lower_kernel(item.ast, item.name, opts), bufs);
+  return read(s.outputs.at(0), dtypes::float32);
+}
+
+int count_kind(const std::vector<Opt>& opts, OptKind k) {
+  return static_cast<int>(std::count_if(opts.begin(), opts.end(), [&](const Opt& o) { return o.kind == k; }));
+}
+
+// BEAM on a CUDA device considers tensor cores (runtime/beam.h): a bf16 matmul's space starts from
+// the heuristic's list (tensor cores), the list without them and the smallest tiling (one tile per
+// warp, one warp per block); one step from the smallest doubles the warp's tiles or the block's
+// warps, or stages the tiles in shared memory. Each of those lists, run as emulated CUDA,
+// computes the matmul.
+TEST(TensorCoreBeam, AHalfPrecisionMatmulIsSearchedWithAndWithoutTensorCores) {
+  Matmul c{1, 64, 64, 32, dtypes::bfloat16};
+  Schedule s = create_schedule(matmul_graph("CPU", c));
+  const NodeRef& ast = s.items.at(0).ast;
+  std::unique_ptr<BeamSpace> space = gpu_beam_space(ast, GpuKnobs::defaults(true));
+  std::vector<std::vector<Opt>> starts = space->starts();
+  ASSERT_EQ(starts.size(), 3u);
+  EXPECT_EQ(starts[0], gpu_heuristic_opts(ast, true));
+  EXPECT_TRUE(has_tc(starts[0]));
+  EXPECT_FALSE(has_tc(starts[1])) << to_string(starts[1]);
+  ASSERT_TRUE(has_tc(starts[2]));
+  EXPECT_EQ(count_kind(starts[2], OptKind::UPCAST) + count_kind(starts[2], OptKind::LOCAL) + count_kind(starts[2], OptKind::SMEM), 0)
+      << to_string(starts[2]);
+  std::vector<std::vector<Opt>> lists = {starts[1], starts[2]};
+  bool warp_tile = false, block = false, staged = false;
+  for (const std::vector<Opt>& o : space->next(starts[2])) {
+    if (!has_tc(o)) continue;
+    warp_tile |= count_kind(o, OptKind::UPCAST) == 1;
+    block |= count_kind(o, OptKind::LOCAL) == 1;
+    staged |= count_kind(o, OptKind::SMEM) == 1;
+    lists.push_back(o);
+  }
+  EXPECT_TRUE(warp_tile && block && staged);
+  for (const std::vector<Opt>& o : lists) expect_close(run_emulated_with(c, o), reference(c), 1e-5, to_string(o));
+}
+
+// BEAM=n on CUDACHECK searches the GPU space: every candidate compiled by NVRTC and timed as its C
+// program. Its choice computes the matmul, and a second search is answered by the disk cache.
+TEST(TensorCoreCudaCheck, BeamSearchesTheGpuSpaceAndItsChoiceComputesTheMatmul) {
+  SKIP_WITHOUT_NVRTC();
+  testing_util::CacheDir dir;
+  Matmul c{1, 32, 32, 32, dtypes::bfloat16};
+  Schedule s = create_schedule(matmul_graph("CUDACHECK", c));
+  const ScheduleItem& item = s.items.at(0);
+  Device& dev = get_device("CUDACHECK");
+  ASSERT_NE(dev.beam_space(item.ast), nullptr);
+  EXPECT_EQ(get_device("CUDANULL").beam_space(item.ast), nullptr) << "nothing runs there to time";
+  size_t loaded = compile_checked_kernels();
+  std::vector<Opt> opts = beam_search(dev, item, 2);
+  EXPECT_GE(compile_checked_kernels() - loaded, 3u) << "at least the three starts were built";
+  loaded = compile_checked_kernels();
+  EXPECT_EQ(beam_search(dev, item, 2), opts);
+  EXPECT_EQ(compile_checked_kernels(), loaded) << "the second search came from the disk cache";
+  KernelArgs args;
+  for (const NodeRef& b : item.buffers) {
+    args.buffers.push_back(buffer_memory(*b).ptr);
+    args.sizes.push_back(b->numel());
+  }
+  build_program(dev, lower_kernel(item.ast, item.name, opts)).program->run(args);
+  expect_close(read(s.outputs.at(0), dtypes::float32), reference(c), 1e-5, "BEAM's choice " + to_string(opts));
 }
 
 }  // namespace
