@@ -4,7 +4,7 @@
 # cuBLAS and a cut Llama 3.1 8B training step, and prints a table. Planned to finish within 8
 # minutes on an H200 (each stage has a time limit; a stage that runs out is reported, not fatal).
 #
-#   bash tools/gpu_check.sh [--build-dir DIR] [--layers N] [--seq N] [--no-build]
+#   bash tools/gpu_check.sh [--build-dir DIR] [--layers N] [--seq N] [--no-build] [--beam W]
 #
 #   build       cmake + ninja into DIR (default build-gpu), Release; with --no-build, DIR must hold
 #               lazygrad and tests/lg_tensor_tests built elsewhere (their kernel cache: DIR/kernel-cache)
@@ -12,30 +12,34 @@
 #               cuda_op_harness also runs the gradient tests)
 #   matmul      lazygrad bench matmul --dtype bf16 --sizes 4096,8192 on CUDA, a @ b and a @ W^T (--bt),
 #               each value only when its sampled float64 check passes; cuBLAS through PyTorch
-#               (torch.matmul, bf16) when python3 can import torch with CUDA, else "n/a"
+#               (torch.matmul, bf16) when python3 can import torch with CUDA, else "n/a"; with
+#               --beam W also both layouts with BEAM=W (runtime/beam.h: the search over the GPU
+#               heuristic's knobs, tensor cores on and off; the search is in the first, untimed run)
 #   llama       lazygrad train --model llama3.1-8b --set layers=N (default 2) --seq S (default 2048)
 #               --batch 1 --dtype bf16 --synthetic --steps 4 on CUDA: tokens/s and MFU against the
 #               H200's dense bf16 peak, 989 TFLOP/s; the same step in PyTorch when available
 #               (tools/gpu_check_torch_step.py, the PyTorch twin's model on the GPU)
 # Time limits: build 240 s (skipped with --no-build), harness 150, matmul 2 x 45 + 45, lazygrad step
-# 120, PyTorch step 60: at most 8 minutes after the build.
+# 120, PyTorch step 60: at most 8 minutes after the build; --beam adds 2 x 60.
 #
 # Environment: CUDA_PATH (default /usr/local/cuda), CUDA_ARCH (default: the GPU's).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
-build=build-gpu layers=2 seq=2048 do_build=1 peak=989
+build=build-gpu layers=2 seq=2048 do_build=1 peak=989 beam=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build-dir) build=$2; shift 2 ;;
     --layers) layers=$2; shift 2 ;;
     --seq) seq=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
+    --beam) beam=$2; shift 2 ;;
     -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_check.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
-[[ $layers =~ ^[1-9][0-9]*$ && $seq =~ ^[1-9][0-9]*$ ]] || { echo "gpu_check.sh: --layers and --seq take positive integers" >&2; exit 2; }
+[[ $layers =~ ^[1-9][0-9]*$ && $seq =~ ^[1-9][0-9]*$ && $beam =~ ^[0-9]+$ ]] ||
+  { echo "gpu_check.sh: --layers and --seq take positive integers, --beam a width (0: off)" >&2; exit 2; }
 
 log=$build/gpu_check.log
 mkdir -p "$build"; : >"$log"
@@ -73,12 +77,19 @@ say "bf16 matmul"
 declare -A lg_tflops torch_tflops
 # a @ b, then a @ W^T (b transposed, as a Linear layer multiplies); each line also says whether 64
 # sampled entries matched a float64 reference (check=ok), else the value is not reported
-for layout in "" --bt; do
-  while read -r line; do
-    echo "$line" >>"$log"
-    [[ $line =~ N=([0-9]+)(\ b=W\^T)?\ .*tflops=([0-9.]+).*check=ok ]] &&
-      lg_tflops[${BASH_REMATCH[1]}${BASH_REMATCH[2]:+t}]=${BASH_REMATCH[3]}
-  done < <(DEVICE=CUDA timeout 45 "$lazygrad" bench matmul --device CUDA --dtype bf16 --sizes 4096,8192 --repeats 10 $layout 2>>"$log")
+# (with --beam W, again with BEAM=W: keys gain a "b")
+runs=("0 45")
+[[ $beam -gt 0 ]] && runs+=("$beam 60")
+for run in "${runs[@]}"; do
+  read -r width limit <<<"$run"
+  suffix=""; [[ $width -gt 0 ]] && suffix=b
+  for layout in "" --bt; do
+    while read -r line; do
+      echo "$line" >>"$log"
+      [[ $line =~ N=([0-9]+)(\ b=W\^T)?\ .*tflops=([0-9.]+).*check=ok ]] &&
+        lg_tflops[${BASH_REMATCH[1]}${BASH_REMATCH[2]:+t}$suffix]=${BASH_REMATCH[3]}
+    done < <(BEAM=$width DEVICE=CUDA timeout "$limit" "$lazygrad" bench matmul --device CUDA --dtype bf16 --sizes 4096,8192 --repeats 10 $layout 2>>"$log")
+  done
 done
 have_torch=0
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
@@ -129,6 +140,14 @@ for n in 4096 8192; do
   echo "| bf16 matmul $n, a @ b (TFLOP/s) | ${lg_tflops[$n]:-n/a} | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[$n]:-}" "${torch_tflops[$n]:-}") |"
   echo "| bf16 matmul $n, a @ W^T (TFLOP/s) | ${lg_tflops[${n}t]:-n/a} | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[${n}t]:-}" "${torch_tflops[$n]:-}") |"
 done
+if [[ $beam -gt 0 ]]; then
+  for n in 4096 8192; do
+    for t in "" t; do
+      what="a @ b"; [[ -n $t ]] && what="a @ W^T"
+      echo "| bf16 matmul $n, $what, BEAM=$beam (TFLOP/s) | ${lg_tflops[$n${t}b]:-n/a} | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[$n${t}b]:-}" "${torch_tflops[$n]:-}") |"
+    done
+  done
+fi
 echo "| llama3.1-8b, $layers layers, seq $seq, bf16: tokens/s | ${tok_s:-n/a (rc $train_rc)} | $torch_tok_s (PyTorch) | $(ratio "${tok_s:-}" "${torch_tok_s//[^0-9.]/}") |"
 echo "| same: MFU (peak $peak TFLOP/s) | ${mfu:-n/a} | ${torch_mfu:-} | |"
 [[ $have_torch == 0 ]] && echo "(PyTorch with CUDA not importable: no cuBLAS column)"
