@@ -38,6 +38,11 @@ void release(const Node& b) {
 
 }  // namespace
 
+void buffer_release(const Node& b) {
+  LG_CHECK(b.op == Op::BUFFER, "buffer_release of ", op_name(b.op));
+  release(b);
+}
+
 BufferMemory buffer_memory(const Node& b) {
   LG_CHECK(b.op == Op::BUFFER, "buffer_memory of ", op_name(b.op));
   static std::once_flag hook;

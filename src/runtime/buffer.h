@@ -19,6 +19,10 @@ struct BufferMemory {
 
 // The memory of BUFFER node b, allocated on first use (contents unspecified until written).
 BufferMemory buffer_memory(const Node& b);
+// Frees b's memory now, before its node dies (nothing if it has none). A later buffer_memory(b)
+// allocates anew, contents unspecified: for buffers nothing reads again (realize() releases a
+// schedule's intermediate buffers after their last kernel this way).
+void buffer_release(const Node& b);
 void buffer_copy_in(const Node& b, const void* host, size_t bytes);
 void buffer_copy_out(const Node& b, void* host, size_t bytes);
 // Bytes currently allocated for buffers, over all devices (tests check that memory is returned).

@@ -4,10 +4,13 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "base/config.h"
 #include "base/error.h"
 #include "codegen/program.h"
+#include "ir/build.h"
 #include "runtime/buffer.h"
 #include "runtime/capture.h"
 #include "runtime/device.h"
@@ -74,10 +77,33 @@ void run_kernel(const ScheduleItem& item) {
   p->run(args);
 }
 
+// The schedule's intermediate buffers by the item after which nothing reads them: buffers the
+// scheduler made (uid >= first_new) that no output views, released after their last kernel so a
+// long schedule (a whole training step run eagerly) holds only what is still to be read, as the
+// Jit's memory plan does. Buffers a copy touches are left to the end (copies may still be in
+// flight until finish_transfers()).
+std::vector<std::vector<const Node*>> release_points(const Schedule& s, uint64_t first_new) {
+  std::unordered_set<const Node*> keep;
+  for (const NodeRef& o : s.outputs)
+    if (const Node* b = view_base(o.get())) keep.insert(b);
+  std::unordered_map<const Node*, size_t> last;
+  for (size_t i = 0; i < s.items.size(); i++)
+    for (const NodeRef& b : s.items[i].buffers) {
+      if (s.items[i].kind == ScheduleItem::Kind::Copy) keep.insert(b.get());
+      if (b->get_arg<BufferArg>().uid >= first_new) last[b.get()] = i;
+    }
+  std::vector<std::vector<const Node*>> after(s.items.size());
+  for (const auto& [b, i] : last)
+    if (!keep.count(b)) after[i].push_back(b);
+  return after;
+}
+
 }  // namespace
 
 std::vector<NodeRef> realize(const NodeRef& sink) {
+  uint64_t first_new = next_buffer_uid();
   Schedule s = create_schedule(sink);
+  std::vector<std::vector<const Node*>> release_after = release_points(s, first_new);
   for (size_t i = 0; i < s.items.size(); i++) {
     const ScheduleItem& item = s.items[i];
     auto t0 = std::chrono::steady_clock::now();
@@ -85,6 +111,7 @@ std::vector<NodeRef> realize(const NodeRef& sink) {
       run_copy(item);
     else
       run_kernel(item);
+    for (const Node* b : release_after[i]) buffer_release(*b);
     if (config().debug >= 1) {
       double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       std::fprintf(stderr, "*** %-8s %4zu %-28s %10.1f us\n", item.buffers[0]->device_name().c_str(), i,

@@ -3,21 +3,27 @@
 
 namespace lg {
 
+// The row maximum m only keeps exp() in range: softmax, log_softmax and logsumexp do not depend on
+// it (their derivative with respect to m is exactly 0), so it is detached. Its gradient path would
+// otherwise compute a mask of the maxima and keep x itself alive for the backward pass (for
+// attention, an S x S float32 buffer per layer) to add what sums to zero.
+static Tensor row_max(const Tensor& x, int64_t axis) { return x.max(axis, true).detach(); }
+
 Tensor Tensor::softmax(int64_t axis) const {
   Tensor x = is_float(dtype()) ? *this : cast(dtypes::default_float);
-  Tensor e = x.sub(x.max(axis, true)).exp();
+  Tensor e = x.sub(row_max(x, axis)).exp();
   return e.div(e.sum(axis, true));
 }
 
 Tensor Tensor::log_softmax(int64_t axis) const {
   Tensor x = is_float(dtype()) ? *this : cast(dtypes::default_float);
-  Tensor shifted = x.sub(x.max(axis, true));
+  Tensor shifted = x.sub(row_max(x, axis));
   return shifted.sub(shifted.exp().sum(axis, true).log());
 }
 
 Tensor Tensor::logsumexp(int64_t axis, bool keepdim) const {
   Tensor x = is_float(dtype()) ? *this : cast(dtypes::default_float);
-  Tensor m = x.max(axis, true);
+  Tensor m = row_max(x, axis);
   Tensor r = x.sub(m).exp().sum(axis, true).log().add(m);
   return keepdim ? r : r.squeeze(axis);
 }

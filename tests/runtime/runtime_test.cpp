@@ -11,6 +11,7 @@
 #include "runtime/buffer.h"
 #include "runtime/device.h"
 #include "runtime/realize.h"
+#include "schedule/schedule.h"
 
 namespace lg {
 namespace {
@@ -144,6 +145,29 @@ TEST(Realize, CopiesBetweenDevices) {
   EXPECT_EQ(out[0]->device_name(), "INTERP:1");
   buffer_copy_out(*out[0], back.data(), 12);
   EXPECT_EQ(back, host);
+}
+
+// A schedule's intermediate buffers are freed after the last kernel that reads them: along a chain
+// of four realized intermediates, at most two are held at once (the one a kernel reads and the
+// one it writes), and the output stays.
+TEST(Realize, IntermediatesAreFreedAfterTheirLastKernel) {
+  NodeRef dev = device_node("INTERP");
+  NodeRef x = new_buffer(dev, dtypes::float32, 1000);
+  std::vector<float> host(1000, 1.0f);
+  buffer_copy_in(*x, host.data(), 4000);
+  NodeRef two = make(Op::EXPAND, dtypes::float32, {make(Op::RESHAPE, dtypes::float32, {cnst(dtypes::float32, 2.0, dev)}, Shape{1})},
+                     Shape{1000});
+  NodeRef v = x;
+  for (int i = 0; i < 4; i++) v = make(Op::CONTIGUOUS, dtypes::float32, {v * two});
+  NodeRef sink = make(Op::SINK, dtypes::void_, {v + two});
+  ASSERT_EQ(create_schedule(sink).items.size(), 5u);
+  size_t before = buffer_bytes_in_use();
+  reset_buffer_peak();
+  std::vector<NodeRef> out = realize(sink);
+  EXPECT_EQ(buffer_peak_bytes(), before + 2 * 4000);  // without the release: 5 x 4000
+  EXPECT_EQ(buffer_bytes_in_use(), before + 4000);    // the output
+  buffer_copy_out(*out[0], host.data(), 4000);
+  EXPECT_EQ(host, std::vector<float>(1000, 18.0f));   // 1 * 2^4 + 2
 }
 
 }  // namespace

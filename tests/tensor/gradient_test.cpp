@@ -14,6 +14,7 @@
 #include <functional>
 
 #include "base/error.h"
+#include "ir/graph.h"
 #include "tensor/host_ref.h"
 #include "tensor/tensor.h"
 
@@ -183,6 +184,28 @@ TEST(GradientClosedForm, SoftmaxIsSTimesWMinusWeightedMean) {
     for (int j = 0; j < 3; j++) want[r * 3 + j] = s.data[r * 3 + j] * (wv[r * 3 + j] - dot);
   }
   expect_all_near(got, want, 1e-12);
+}
+
+// The row maximum that keeps exp() in range is detached: the gradients of softmax, log_softmax and
+// logsumexp have no path through it (no mask of the maxima, so x itself is not kept for the
+// backward pass), and they still match the closed form where a row has tied maxima.
+TEST(GradientClosedForm, SoftmaxFamilyHasNoPathThroughTheRowMax) {
+  std::vector<double> x = {2, 2, -1, 0.5, 0.5, 0.5}, wv = {1, -2, 0.5, 3, 0.25, -1};
+  Tensor xt = input_tensor(x, {2, 3}), w = input_tensor(wv, {2, 3});
+  for (const auto& [what, f] : std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>>{
+           {"softmax", [](const Tensor& t) { return t.softmax(); }},
+           {"log_softmax", [](const Tensor& t) { return t.log_softmax(); }},
+           {"logsumexp", [](const Tensor& t) { return t.logsumexp(-1, true).expand({2, 3}); }}}) {
+    Tensor g = Tensor::gradients((f(xt) * w).sum(), {xt})[0];
+    for (const Node* n : toposort(g.node())) EXPECT_NE(n->op, Op::CMPEQ) << what << ": a mask of the maxima";
+  }
+  std::vector<double> got = vals(Tensor::gradients((xt.softmax() * w).sum(), {xt})[0]);
+  ref::HostArray s = ref::softmax(ref::array({2, 3}, x), -1);
+  for (int r = 0; r < 2; r++) {
+    double dot = 0;
+    for (int j = 0; j < 3; j++) dot += wv[r * 3 + j] * s.data[r * 3 + j];
+    for (int j = 0; j < 3; j++) EXPECT_NEAR(got[r * 3 + j], s.data[r * 3 + j] * (wv[r * 3 + j] - dot), 1e-12);
+  }
 }
 
 TEST(GradientClosedForm, CrossEntropyMeanIsSoftmaxMinusOneHotOverN) {
