@@ -14,6 +14,7 @@
 #include "runtime/buffer.h"
 #include "runtime/disk_cache.h"
 #include "runtime/program_build.h"
+#include "runtime/realize.h"
 #include "runtime/thread_pool.h"
 
 namespace lg {
@@ -47,12 +48,11 @@ class TimingArgs {
     const Node& out = *item.buffers[0];
     bytes_ = static_cast<size_t>(out.get_arg<BufferArg>().size) * itemsize(out.dtype);
     scratch_ = dev.allocator().alloc(bytes_);
-    for (const NodeRef& b : item.buffers) {
-      args.buffers.push_back(b == item.buffers[0] ? scratch_ : buffer_memory(*b).ptr);
-      args.sizes.push_back(b->get_arg<BufferArg>().size);
-    }
+    args = kernel_args(item, scratch_);
   }
   ~TimingArgs() { dev_.allocator().free(scratch_, bytes_); }
+  TimingArgs(const TimingArgs&) = delete;
+  TimingArgs& operator=(const TimingArgs&) = delete;
   KernelArgs args;
 
  private:

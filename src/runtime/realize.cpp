@@ -69,12 +69,7 @@ void run_kernel(const ScheduleItem& item) {
   if (dev.remote_rank() >= 0) return;
   std::shared_ptr<Program> p = program_for(dev, item);
   if (CaptureSession* c = CaptureSession::active()) c->record(item, p);
-  KernelArgs args;
-  for (const NodeRef& b : item.buffers) {
-    args.buffers.push_back(buffer_memory(*b).ptr);
-    args.sizes.push_back(b->get_arg<BufferArg>().size);
-  }
-  p->run(args);
+  p->run(kernel_args(item));
 }
 
 // The schedule's intermediate buffers by the item after which nothing reads them: buffers the
@@ -99,6 +94,18 @@ std::vector<std::vector<const Node*>> release_points(const Schedule& s, uint64_t
 }
 
 }  // namespace
+
+KernelArgs kernel_args(const ScheduleItem& item, void* out) {
+  KernelArgs args;
+  for (size_t k = 0; k < item.buffers.size(); k++) {
+    const Node& b = *item.buffers[k];
+    int64_t offset = k < item.offsets.size() ? item.offsets[k] : 0;
+    char* base = static_cast<char*>(k == 0 && out ? out : buffer_memory(b).ptr);
+    args.buffers.push_back(base + static_cast<size_t>(offset) * itemsize(b.dtype));
+    args.sizes.push_back(b.get_arg<BufferArg>().size - offset);
+  }
+  return args;
+}
 
 std::vector<NodeRef> realize(const NodeRef& sink) {
   uint64_t first_new = next_buffer_uid();

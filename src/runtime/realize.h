@@ -5,11 +5,18 @@
 #include <vector>
 
 #include "ir/node.h"
+#include "runtime/device.h"
+#include "schedule/schedule.h"
 
 namespace lg {
 
 // Computes every source of sink; returns, per source, the BUFFER (or a view of one) holding it.
 std::vector<NodeRef> realize(const NodeRef& sink);
+
+// The arguments of a kernel item: each slot's memory from its offset on (ScheduleItem::offsets),
+// with the elements left from there. out: the memory to use for slot 0 instead of its buffer's
+// (BEAM's scratch output; the same offset applies).
+KernelArgs kernel_args(const ScheduleItem& item, void* out = nullptr);
 
 // Number of kernels lowered and loaded so far (the program cache's misses).
 size_t programs_built();

@@ -64,6 +64,7 @@ class ReplayPlan {
     std::shared_ptr<Program> program;  // null for copies
     std::vector<size_t> slots;         // by the item's buffer position
     int64_t src_offset = 0;            // copies: first source element
+    std::vector<int64_t> offsets;      // kernels: by buffer position, where the slot's pointer starts
   };
   struct Arena {
     Device* device;

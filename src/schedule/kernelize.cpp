@@ -1,6 +1,8 @@
 #include "schedule/kernelize.h"
 
 #include <algorithm>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "base/error.h"
@@ -8,6 +10,7 @@
 #include "ir/graph.h"
 #include "rewrite/rewrite.h"
 #include "rewrite/rules/movement.h"
+#include "rewrite/rules/symbolic.h"
 
 namespace lg {
 namespace {
@@ -225,6 +228,71 @@ std::string kernel_name(const Node& point, const NodeRef& ast) {
   return name;
 }
 
+// Slot pointers start at a multiple of this many bytes into their buffer (KernelizeResult::offsets).
+constexpr int64_t kSlotAlignBytes = 64;
+
+// Replaces the INDEX nodes that are keys of the map (ctx) by their values; one pass, since a new
+// INDEX is no key.
+using IndexMap = std::unordered_map<const Node*, NodeRef>;
+const PatternMatcher& pm_rebase() {
+  static const PatternMatcher pm({{"rebase slot index", Pat::op(Op::INDEX), [](const Match& m) -> NodeRef {
+                                     const IndexMap& with = m.ctx<IndexMap>();
+                                     auto it = with.find(m.root().get());
+                                     return it == with.end() ? NodeRef() : it->second;
+                                   }}});
+  return pm;
+}
+
+// Moves slot pointers into their buffers: each INDEX's base is the largest aligned element at or
+// below its smallest index; a slot whose INDEXes have one base starts there, and each further base
+// of the same buffer (a kernel reading a layer's weight and, far away in the same flat buffer, its
+// norm gain) becomes a slot of its own, appended, over the same buffer. Indices move down by their
+// slot's offset and every index is folded by the symbolic rules, so the same access at another
+// offset of a buffer gives the same AST. Returns the offsets of the slots (buffers gains the added
+// ones).
+std::vector<int64_t> rebase_slots(NodeRef& ast, std::vector<NodeRef>& buffers) {
+  auto base_of = [&](const Node* index) {
+    const NodeRef& buf = buffers[index->src[0]->get_arg<int64_t>()];
+    int64_t align = std::max<int64_t>(1, kSlotAlignBytes / static_cast<int64_t>(itemsize(buf->dtype)));
+    return std::max<int64_t>(0, index->src[1]->vmin) / align * align;
+  };
+  std::vector<std::set<int64_t>> bases(buffers.size());  // by slot, ascending
+  std::vector<const Node*> indexes;
+  for (const Node* n : toposort(ast))
+    if (n->op == Op::INDEX) {
+      indexes.push_back(n);
+      bases[n->src[0]->get_arg<int64_t>()].insert(base_of(n));
+    }
+  std::vector<int64_t> offsets(buffers.size(), 0);
+  std::map<std::pair<int64_t, int64_t>, int64_t> slot_of;  // (slot, base) -> its slot now
+  size_t first = buffers.size();
+  for (size_t s = 0; s < first; s++)
+    for (int64_t b : bases[s]) {
+      bool own = b == *bases[s].begin();
+      slot_of[{s, b}] = own ? static_cast<int64_t>(s) : static_cast<int64_t>(buffers.size());
+      if (own) {
+        offsets[s] = b;
+      } else {
+        buffers.push_back(buffers[s]);
+        offsets.push_back(b);
+      }
+    }
+  // INDEX(slot, i) -> INDEX(its slot now, i - that slot's offset), every index folded (so an access
+  // at offset 0 and one moved there are the same expression)
+  IndexMap with;
+  for (const Node* n : indexes) {
+    int64_t s = n->src[0]->get_arg<int64_t>(), now = slot_of.at({s, base_of(n)});
+    std::vector<NodeRef> src = n->src;
+    if (now != s) src[0] = make(Op::DEFINE_GLOBAL, n->src[0]->dtype, {}, now);
+    NodeRef moved = offsets[now] != 0 ? src[1] - offsets[now] : src[1];
+    src[1] = rewrite(moved, pm_symbolic(), {.name = "fold slot index"});
+    NodeRef next = make(n->op, n->dtype, std::move(src), n->arg);
+    if (next.get() != n) with[n] = next;
+  }
+  if (!with.empty()) ast = rewrite(ast, pm_rebase(), {.name = "rebase slots"}, std::any(&with));
+  return offsets;
+}
+
 }  // namespace
 
 KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
@@ -240,8 +308,9 @@ KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
                         cast(value, out->dtype)});
   NodeRef ast = make(Op::SINK, dtypes::void_, {store});
   ast = rewrite(ast, pm_kernelize(), {.name = "kernelize", .top_down = true}, std::any(&ctx));
+  std::vector<int64_t> offsets = rebase_slots(ast, ctx.buffers);
   verify_stage(ast, kernel_spec(), "after kernelize");
-  return {ast, ctx.buffers, kernel_name(*point, ast), ctx.reads, ctx.spans};
+  return {ast, ctx.buffers, kernel_name(*point, ast), offsets, ctx.reads, ctx.spans};
 }
 
 KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
@@ -269,10 +338,11 @@ KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
   NodeRef sum = old + cast(at(values, bool_const(true), idx), out->dtype);
   NodeRef ast = make(Op::SINK, dtypes::void_, {make(Op::STORE, dtypes::void_, {addr, sum})});
   ast = rewrite(ast, pm_kernelize(), {.name = "kernelize scatter", .top_down = true}, std::any(&ctx));
+  std::vector<int64_t> offsets = rebase_slots(ast, ctx.buffers);
   verify_stage(ast, kernel_spec(), "after kernelize");
   std::string name = "S";
   for (int64_t d : values->shape) name += "_" + std::to_string(d);
-  return {ast, ctx.buffers, name, ctx.reads, ctx.spans};
+  return {ast, ctx.buffers, name, offsets, ctx.reads, ctx.spans};
 }
 
 }  // namespace lg

@@ -17,6 +17,14 @@ struct KernelizeResult {
   NodeRef ast;                   // SINK(STORE(...))
   std::vector<NodeRef> buffers;  // BUFFER nodes by DEFINE_GLOBAL slot; [0] is the output
   std::string name;              // "E_..." / "r_..." from the output and reduce sizes
+  // By slot: the element of the buffer where the kernel's pointer for that slot starts (its indices
+  // count from there). A view at a large offset (a layer's weight in a flat parameter buffer, an
+  // optimizer's run) is read through a moved pointer instead of an offset in the AST, so equal
+  // work on other runs of a buffer is the same kernel and compiles once. Offsets are multiples of
+  // 64 bytes (kernels may assume aligned slot pointers), and the smallest index on each slot stays
+  // at least 0. A buffer read at places far apart has a slot for each (buffers lists it again):
+  // slots of one buffer alias, and only ever touch disjoint elements or only read.
+  std::vector<int64_t> offsets;
   // What the kernel loads: realize points (by their tensor-stage node) and BUFFER leaves. Reading an
   // ASSIGN node means the new value of its buffer; reading the BUFFER itself means the old one.
   std::vector<const Node*> reads;

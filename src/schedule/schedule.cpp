@@ -173,15 +173,14 @@ Schedule create_schedule(const NodeRef& sink) {
       p.reads = k.reads;
       p.spans = k.spans;
       p.reads.push_back(n->src[0].get());  // after the target's value is in the buffer
-      p.item = {ScheduleItem::Kind::Kernel, k.ast, k.buffers, k.name};
+      p.item = {ScheduleItem::Kind::Kernel, k.ast, k.buffers, k.name, 0, k.offsets};
     } else {
       if (n->numel() == 0) continue;  // nothing to compute; the buffer is empty
       if (n->op == Op::ASSIGN) p.offset = written_range(n).offset;
       KernelizeResult k = kernelize(point, buf_of[n], read_of, p.offset);
       p.reads = k.reads;
       p.spans = k.spans;
-      p.item = {ScheduleItem::Kind::Kernel, k.ast, k.buffers, ""};
-      p.item.name = k.name;
+      p.item = {ScheduleItem::Kind::Kernel, k.ast, k.buffers, k.name, 0, k.offsets};
     }
     plan.push_back(std::move(p));
   }
@@ -206,18 +205,19 @@ Schedule create_schedule(const NodeRef& sink) {
   return s;
 }
 
-static std::string buf_desc(const NodeRef& b) {
-  return str("buf#", b->get_arg<BufferArg>().uid, " ", name(b->dtype), "[", b->get_arg<BufferArg>().size,
-             "]");
+static std::string buf_desc(const NodeRef& b, int64_t offset = 0) {
+  return str("buf#", b->get_arg<BufferArg>().uid, " ", name(b->dtype), "[", b->get_arg<BufferArg>().size, "]",
+             offset ? str("+", offset) : "");
 }
 
 std::string describe(const Schedule& s) {
   std::string out = str("schedule: ", s.items.size(), " items\n");
   for (size_t i = 0; i < s.items.size(); i++) {
     const ScheduleItem& it = s.items[i];
+    auto offset = [&](size_t j) { return j < it.offsets.size() ? it.offsets[j] : 0; };
     out += str("  ", i, " ", it.kind == ScheduleItem::Kind::Kernel ? "kernel " : "copy   ", it.name, "  out ",
-               buf_desc(it.buffers[0]), " on ", it.buffers[0]->device_name(), "  in");
-    for (size_t j = 1; j < it.buffers.size(); j++) out += " " + buf_desc(it.buffers[j]);
+               buf_desc(it.buffers[0], offset(0)), " on ", it.buffers[0]->device_name(), "  in");
+    for (size_t j = 1; j < it.buffers.size(); j++) out += " " + buf_desc(it.buffers[j], offset(j));
     if (it.src_offset) out += str(" from element ", it.src_offset);
     out += "\n";
   }

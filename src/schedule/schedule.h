@@ -27,6 +27,9 @@ struct ScheduleItem {
   std::string name;  // "E_4_8" (elementwise) or "r_4__8" (reduce): output axes, then reduced axes
   // Copy: the destination's whole size in elements, read from element src_offset of the source.
   int64_t src_offset = 0;
+  // Kernel: by slot, the element of the buffer the slot's pointer starts at (schedule/kernelize.h:
+  // views at large offsets run through moved pointers; empty or 0: the buffer's start).
+  std::vector<int64_t> offsets;
 };
 
 struct Schedule {

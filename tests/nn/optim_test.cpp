@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "nn/lr_schedule.h"
@@ -155,6 +156,32 @@ TEST(AdamW, UpdateIsThreeKernelsOverTheFlatBuffers) {
   double p_nodecay = 3 - 3 * adam, p_decay = ((3 * 0.99 - adam) * 0.99 - adam) * 0.99 - adam;
   EXPECT_NEAR(ps.items()[0].second.to_vector<float>()[2], p_decay, 1e-6);
   EXPECT_NEAR(ps.items()[1].second.to_vector<float>()[2], p_nodecay, 1e-6);
+}
+
+// Equal layers whose weights are runs of the optimizer's flat buffer run the same kernels (the
+// runs are read through moved slot pointers, not offsets in the kernel): the forward and backward
+// of 5 layers have as many distinct kernels as those of 3 (the first and last layers differ).
+TEST(AdamW, EqualLayersInTheFlatBufferShareTheirKernels) {
+  auto distinct_kernels = [](int layers) {
+    ParamList ps;
+    std::vector<float> w(16 * 16);
+    for (size_t i = 0; i < w.size(); i++) w[i] = static_cast<float>(i % 7) / 7.0f - 0.4f;
+    for (int l = 0; l < layers; l++) ps.add("w" + std::to_string(l), param(w, {16, 16}));
+    AdamW opt(ps, AdamWConfig{});
+    Tensor x = Tensor::full({8, 16}, 0.5);
+    for (const auto& [name, p] : ps) x = x.matmul(p).relu();
+    std::vector<NodeRef> roots{x.sum().node()};
+    for (const Tensor& g : Tensor::gradients(x.sum(), [&] {
+           std::vector<Tensor> v;
+           for (const auto& [name, p] : ps) v.push_back(p);
+           return v;
+         }()))
+      roots.push_back(g.node());
+    std::set<const Node*> asts;
+    for (const ScheduleItem& item : create_schedule(make(Op::SINK, dtypes::void_, roots)).items) asts.insert(item.ast.get());
+    return asts.size();
+  };
+  EXPECT_EQ(distinct_kernels(5), distinct_kernels(3));
 }
 
 // A parameter without a gradient is left as it is (its state too), between updated neighbours.
