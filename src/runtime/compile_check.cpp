@@ -1,6 +1,10 @@
 #include "runtime/compile_check.h"
 
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 
 #include "base/error.h"
 #include "codegen/heuristic_gpu.h"
@@ -24,6 +28,23 @@ class NullProgram : public Program {
   void run(const KernelArgs&) override {}
 };
 
+// CUDANULL's memory: address space only (no kernel runs, so only host uploads touch pages), mapped
+// without reserving swap, so the full 8B model's step compiles on a machine with less memory than
+// its buffers (a plain mapping of 29 GiB fails on a 24 GiB machine).
+class AddressSpaceAllocator : public Allocator {
+ public:
+  void* alloc(size_t bytes) override {
+    void* p = mmap(nullptr, std::max<size_t>(bytes, 1), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    LG_USER_CHECK(p != MAP_FAILED, "CUDANULL: no address space for ", bytes, " bytes");
+    return p;
+  }
+  void free(void* p, size_t bytes) override { munmap(p, std::max<size_t>(bytes, 1)); }
+  void copy_in(void* dst, const void* host, size_t bytes) override { std::memcpy(dst, host, bytes); }
+  void copy_out(void* host, const void* src, size_t bytes) override { std::memcpy(host, src, bytes); }
+  bool host_memory() const override { return true; }
+};
+
 class CompileCheckDevice : public Device {
  public:
   // tensor_cores: the GPU heuristic may use Opt TC (CUDA for sm_80 and later, codegen/heuristic_tc.h).
@@ -34,7 +55,7 @@ class CompileCheckDevice : public Device {
       : name_(std::move(name)), renderer_(std::move(r)), compiler_(std::move(c)), cpu_(make_cpu_device("CPU")),
         tensor_cores_(tensor_cores), run_(run), search_(search) {}
   const std::string& name() const override { return name_; }
-  Allocator& allocator() override { return cpu_->allocator(); }
+  Allocator& allocator() override { return run_ ? cpu_->allocator() : null_memory_; }
   const Renderer* renderer() const override { return renderer_.get(); }
   const Compiler* compiler() const override { return compiler_.get(); }
   std::vector<Opt> heuristic_opts(const NodeRef& ast) const override { return gpu_heuristic_opts(ast, tensor_cores_); }
@@ -60,6 +81,7 @@ class CompileCheckDevice : public Device {
   std::unique_ptr<Device> cpu_;  // its own CPU device (allocator, C renderer, C compiler)
   bool tensor_cores_;
   bool run_, search_;
+  AddressSpaceAllocator null_memory_;
 };
 
 }  // namespace

@@ -9,6 +9,8 @@
 #include <cmath>
 #include <filesystem>
 
+#include <unistd.h>
+
 #include "base/config.h"
 #include "codegen/heuristic_gpu.h"
 #include "codegen/program.h"
@@ -138,6 +140,34 @@ TEST(CudaCheck, ComputesWhatTheInterpreterComputesAndEveryKernelWentThroughNvrtc
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], t == dtypes::float32 ? 1e-6 : 1e-2) << i;
   }
+}
+
+// CUDANULL compiles every kernel through NVRTC and runs none: the softmax's output keeps the
+// zeros of fresh memory.
+TEST(CudaNull, CompilesEveryKernelAndRunsNone) {
+  SKIP_WITHOUT_NVRTC();
+  size_t checked = compile_checked_kernels(), built = programs_built();
+  std::vector<float> got = compute("CUDANULL", dtypes::float32);
+  EXPECT_GT(programs_built(), built);
+  EXPECT_EQ(compile_checked_kernels() - checked, programs_built() - built);
+  EXPECT_EQ(got, std::vector<float>(got.size(), 0.0f));
+}
+
+// Its buffers are address space only, so a model bigger than this machine's memory compiles:
+// twice the physical memory is handed out, and the pages written are the only ones used.
+TEST(CudaNull, BuffersAreAddressSpaceOnly) {
+  SKIP_WITHOUT_NVRTC();
+  size_t bytes = 2 * static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  Allocator& a = get_device("CUDANULL").allocator();
+  char* p = static_cast<char*>(a.alloc(bytes));
+  ASSERT_NE(p, nullptr);
+  const char hello[] = "first and last page";
+  a.copy_in(p, hello, sizeof hello);
+  a.copy_in(p + bytes - sizeof hello, hello, sizeof hello);
+  char back[sizeof hello];
+  a.copy_out(back, p + bytes - sizeof hello, sizeof hello);
+  EXPECT_STREQ(back, hello);
+  a.free(p, bytes);
 }
 
 // Reductions `ops` over the rows of a (rows, cols) input, in dtype t, as float32.
