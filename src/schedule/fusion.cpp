@@ -128,6 +128,27 @@ bool is_half_product_sum(const Node* n) {
   return false;
 }
 
+// A 16-bit cast of a 16-bit product sum (through views): the value a bf16 / fp16 matmul stores.
+bool is_half_matmul_result(const Node* n) {
+  return n->op == Op::CAST && (n->dtype == dtypes::bfloat16 || n->dtype == dtypes::float16) &&
+         is_half_product_sum(through_views(n->src[0].get()));
+}
+
+// Whether node i's value reaches realize point t through movement ops only (each node on the way,
+// t included, one of them; every node before t with one user), one of them a PERMUTE: t stores i's
+// value in another axis order.
+bool permuted_on_the_way(const UserMap& um, int i, int t) {
+  bool permuted = false;
+  for (int j = i; j != t;) {
+    if (um.users[j].size() != 1) return false;
+    j = um.users[j][0];
+    const Node* n = um.order[j];
+    if (!is_movement(n->op)) return false;
+    permuted = permuted || n->op == Op::PERMUTE;
+  }
+  return permuted;
+}
+
 }  // namespace
 
 std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
@@ -207,6 +228,13 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
     // the loop of those few outputs' threads; realized, its rows run in parallel.
     if (node->op == Op::REDUCE_AXIS && !realize[k] && t >= 0 && order[t]->numel() < kSplitBelowOutputs &&
         node->numel() >= kSplitBelowOutputs)
+      realize[k] = true;
+    // A 16-bit matmul whose result reaches its realize point only re-laid-out (the gradient of a
+    // permuted operand: attention's dV for grouped kv heads, summed over the heads that share one)
+    // is realized in its own axes, where tensor cores map it; the realize point becomes a copy
+    // through the permute. Stored straight in the permuted layout, two of its output axes (kv
+    // head and head dim) would merge into one that both operands move along.
+    if (!realize[k] && t >= 0 && is_half_matmul_result(node) && permuted_on_the_way(um, static_cast<int>(k), t))
       realize[k] = true;
     if (!realize[k] && is_alu(node->op) && um.users[k].size() >= 2 &&
         count_inputs(um, realize, static_cast<int>(k), 3) >= 3)

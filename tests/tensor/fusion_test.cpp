@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "codegen/heuristic_gpu.h"
 #include "schedule/schedule.h"
 #include "tensor/host_ref.h"
 #include "tensor/tensor.h"
@@ -128,6 +129,40 @@ TEST(Fusion, TwoHalfPrecisionMatmulsSummedAreTwoKernels) {
   HostArray want = map3(matmul(a, b1), matmul(a, b2), matmul(a, b2), [](double p, double q, double) { return p + q; });
   expect_values(out.cast(dtypes::float32), want, 1e-2);
   EXPECT_EQ(kernel_count(realized(a).matmul(realized(b1)) + realized(a).matmul(realized(b2))), 1);
+}
+
+// Grouped-query attention: v (1, S, KV * hd) in bf16, viewed as (1, KV, 1, S, hd) and broadcast
+// over the rep query heads of each kv head; out = probs @ v. The gradient of v sums over the rep
+// heads and the queries; it is realized in its own axes (kv, key, d: the matmul's) and read through
+// the permute below it, so tensor cores map its kernel (written straight into (1, S, KV * hd), kv
+// and d would be one output axis both operands move along, which no tensor-core matmul maps).
+TEST(Fusion, AGroupedAttentionsValueGradientIsATensorCoreMatmul) {
+  const int64_t S = 32, KV = 2, rep = 2, hd = 16;
+  HostArray vh = random_fill({1, S, KV * hd}, Fill::SmallInt, dtypes::float32, 21),
+            ph = random_fill({1, KV, rep, S, S}, Fill::SmallInt, dtypes::float32, 22),
+            wh = random_fill({1, KV, rep, S, hd}, Fill::SmallInt, dtypes::float32, 23);
+  Tensor v_src = realized(vh).cast(dtypes::bfloat16).realize().requires_grad(true);
+  Tensor probs = realized(ph).cast(dtypes::bfloat16).realize(), w = realized(wh);
+  Tensor v = v_src.reshape({1, S, KV, 1, hd}).permute({0, 2, 3, 1, 4});
+  Tensor loss = (probs.matmul(v).cast(dtypes::float32) * w).sum();
+  Tensor g = Tensor::gradients(loss, {v_src})[0];
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {g.node()}));
+  bool tensor_cores = false;
+  for (const ScheduleItem& item : s.items)
+    for (const Opt& o : gpu_heuristic_opts(item.ast, true)) tensor_cores = tensor_cores || o.kind == OptKind::TC;
+  EXPECT_TRUE(tensor_cores) << describe(s);
+  // dv[0, t, kv * hd + d] = sum over r, q of probs[0, kv, r, q, t] * w[0, kv, r, q, d]
+  HostArray want{{1, S, KV * hd}, std::vector<double>(S * KV * hd, 0.0)};
+  for (int64_t kv = 0; kv < KV; kv++)
+    for (int64_t t = 0; t < S; t++)
+      for (int64_t d = 0; d < hd; d++) {
+        double sum = 0;
+        for (int64_t r = 0; r < rep; r++)
+          for (int64_t q = 0; q < S; q++)
+            sum += ph.data[(((kv * rep + r) * S + q) * S) + t] * wh.data[(((kv * rep + r) * S + q) * hd) + d];
+        want.data[t * KV * hd + kv * hd + d] = sum;
+      }
+  expect_values(g.cast(dtypes::float32), want, 1e-2);
 }
 
 TEST(Fusion, ReduceFusesIntoTheFollowingElementwise) {
