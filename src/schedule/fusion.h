@@ -19,6 +19,11 @@
 //  - a kernel holds at most one sum of 16-bit products (a REDUCE_AXIS(ADD) of MULs of widening
 //    casts: a bf16 matmul): another one fused into the same realize point is realized on its own,
 //    so each maps onto tensor cores (codegen/tensor_core.h takes kernels with one reduction);
+//  - a 16-bit cast of a sum of 16-bit products (a bf16 matmul's result) whose value reaches its
+//    realize point only through movement ops, one of them a PERMUTE, is realized itself: its
+//    kernel keeps the matmul's own output axes (tensor cores map it) and the realize point copies
+//    it through the permute (grouped-query attention's dK and dV; written straight in the
+//    permuted layout, the kv head and head dim axes would merge into one both operands move along);
 //  - a REDUCE_AXIS with kSplitBelowOutputs (split_reduce.h) or more outputs whose paths all lead to
 //    one realize point with fewer outputs is realized (a nested reduction to a scalar would be one
 //    thread's, or one thread block's, loop);
