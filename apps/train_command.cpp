@@ -15,6 +15,7 @@
 #include "llm/hf_checkpoint.h"
 #include "llm/metrics.h"
 #include "llm/trainer.h"
+#include "runtime/device.h"
 
 namespace lg::apps {
 namespace {
@@ -124,6 +125,7 @@ void run_train(TrainArgs& a) {
     }
   }
 
+  llm::check_training_data(o);  // before building a model that may take minutes
   Tensor::manual_seed(o.seed);
   std::unique_ptr<llm::Llama> model;
   if (!a.init_from.empty()) {
@@ -136,6 +138,10 @@ void run_train(TrainArgs& a) {
                             o.step.seq_len, "x", o.step.grad_accum, "; ", a.dtype, "; ", o.step.optimizer, "; seed ",
                             o.seed, "; lr ", o.lr, "; devices ", o.step.devices.size()));
   std::printf("model %s\n", c.summary().c_str());
+  bool timed = get_device(config().device).runs_kernels();
+  if (!timed)
+    std::printf("%s runs no kernel (a compile check): the losses, step times and MFU printed are meaningless\n",
+                config().device.c_str());
   if (!o.step.devices.empty())
     std::printf("data parallel over %zu devices (%d process%s): the batch of %lld sequences splits %lld per device\n",
                 o.step.devices.size(), ctx.size, ctx.size == 1 ? "" : "es", static_cast<long long>(o.step.micro_batch),
@@ -159,9 +165,12 @@ void run_train(TrainArgs& a) {
               summary["status"].get<std::string>().c_str(), summary["first_loss"].get<double>(),
               summary["last_loss"].get<double>());
   if (!summary["eval_loss"].is_null()) std::printf(", eval loss %.4f", summary["eval_loss"].get<double>());
-  std::printf("\nsteady state: median step %.3f s, %.0f tokens/s, MFU %.2f%% of %.0f GFLOP/s\n",
-              summary["median_step_s"].get<double>(), summary["tokens_per_s"].get<double>(),
-              100 * summary["mfu"].get<double>(), summary["peak_flops"].get<double>() / 1e9);
+  if (timed)
+    std::printf("\nsteady state: median step %.3f s, %.0f tokens/s, MFU %.2f%% of %.0f GFLOP/s\n",
+                summary["median_step_s"].get<double>(), summary["tokens_per_s"].get<double>(),
+                100 * summary["mfu"].get<double>(), summary["peak_flops"].get<double>() / 1e9);
+  else
+    std::printf("\nsteady state: not measured (%s runs no kernel)\n", config().device.c_str());
   if (config().debug >= 1)
     std::printf("memory: peak buffers %s, Jit arenas %s\n",
                 human_bytes(summary["peak_buffer_bytes"].get<double>()).c_str(),

@@ -14,6 +14,10 @@
 
 namespace lg::llm {
 
+void check_training_data(const TrainerOptions& o) {
+  LG_USER_CHECK(o.synthetic || !o.train_prefix.empty(), "train: give --train-data PREFIX (a Megatron dataset) or --synthetic");
+}
+
 using json = nlohmann::json;
 
 namespace {
@@ -36,7 +40,7 @@ nn::LRSchedule make_schedule(const TrainerOptions& o) {
 std::shared_ptr<const WindowSource> train_source(const Llama& m, const TrainerOptions& o) {
   int64_t seq = o.step.seq_len;
   if (o.synthetic) return std::make_shared<SyntheticSource>(m.config().vocab_size, seq, o.seed);
-  LG_USER_CHECK(!o.train_prefix.empty(), "train: give --train-data PREFIX (a Megatron dataset) or --synthetic");
+  check_training_data(o);
   return std::make_shared<TrainSampler>(std::make_shared<IndexedDataset>(o.train_prefix), seq, o.seed);
 }
 

@@ -47,6 +47,10 @@ struct TrainerOptions {
 
 using TrainEvent = std::function<void(const nlohmann::json&)>;
 
+// A user error when the options name no training data (neither synthetic nor a dataset): callers
+// check before building a model; train() checks too.
+void check_training_data(const TrainerOptions& options);
+
 // Runs the loop; returns the summary record (also reported). User errors (bad data, bad options)
 // throw lg::Error. A NaN or infinite loss stops the run with status "diverged".
 nlohmann::json train(Llama& model, const TrainerOptions& options, const TrainEvent& report);

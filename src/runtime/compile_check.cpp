@@ -58,6 +58,7 @@ class CompileCheckDevice : public Device {
   Allocator& allocator() override { return run_ ? cpu_->allocator() : null_memory_; }
   const Renderer* renderer() const override { return renderer_.get(); }
   const Compiler* compiler() const override { return compiler_.get(); }
+  bool runs_kernels() const override { return run_; }
   std::vector<Opt> heuristic_opts(const NodeRef& ast) const override { return gpu_heuristic_opts(ast, tensor_cores_); }
   // CUDACHECK: the GPU space, each candidate compiled by NVRTC and timed as its C program on the
   // CPU (the times say nothing of a GPU; the search proves every candidate compiles and computes the

@@ -82,6 +82,9 @@ class Device {
   // The Opt lists BEAM=n searches for a kernel (runtime/beam.h), or null where BEAM does not apply
   // (then heuristic_opts is used). The default: heuristic_opts(ast) extended one CPU Opt at a time.
   virtual std::unique_ptr<BeamSpace> beam_space(const NodeRef& ast) const;
+  // False for a compile check that runs nothing (CUDANULL): values read back, and the times of
+  // what runs there, mean nothing.
+  virtual bool runs_kernels() const { return true; }
   // prog is the lowered kernel; source/binary are the renderer's and compiler's output (empty for
   // devices without them).
   virtual std::unique_ptr<Program> load(const LinearProgram& prog, const std::string& source,
