@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "codegen/c_prelude.h"
+#include "codegen/scalar_expr.h"
 #include "codegen/tensor_core.h"
 #include "ir/graph.h"
 
@@ -25,25 +26,7 @@ std::string vector_type(DType t) {
 std::string vector_memory(DType t) { return t.scalar == Scalar::BFloat16 ? "bf16x16" : "f32x16"; }
 
 // The C type a value of t is held in.
-const char* scalar_reg_type(DType t) {
-  switch (t.scalar) {
-    case Scalar::Bool: return "bool_t";
-    case Scalar::Int8: return "int8_t";
-    case Scalar::UInt8: return "uint8_t";
-    case Scalar::Int16: return "int16_t";
-    case Scalar::UInt16: return "uint16_t";
-    case Scalar::Int32: return "int32_t";
-    case Scalar::UInt32: return "uint32_t";
-    case Scalar::Int64: return "int64_t";
-    case Scalar::UInt64: return "uint64_t";
-    case Scalar::Float16: case Scalar::BFloat16: case Scalar::Float32: return "float";
-    case Scalar::Float64: return "double";
-    case Scalar::Void: break;
-  }
-  internal_error(__FILE__, __LINE__, "no C type for " + name(t));
-}
-
-std::string reg_type(DType t) { return t.count > 1 ? vector_type(t) : scalar_reg_type(t); }
+std::string reg_type(DType t) { return t.count > 1 ? vector_type(t) : scalar_c_type(t); }
 
 // The C type an element of t is stored as.
 std::string mem_type(DType t) { return is_half(t) ? "uint16_t" : reg_type(t); }
@@ -52,9 +35,7 @@ std::string float_literal(double v, DType t) {
   bool dbl = t.scalar == Scalar::Float64;
   if (std::isnan(v)) return dbl ? "__builtin_nan(\"\")" : "__builtin_nanf(\"\")";
   if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (dbl ? "__builtin_inf()" : "__builtin_inff()");
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a%s", v, dbl ? "" : "f");
-  return buf;
+  return hex_float_literal(v, t);
 }
 
 std::string scalar_literal(const Node& c);
@@ -112,13 +93,6 @@ class CWriter {
     line(str("const ", reg_type(n.dtype), " ", v, " = ", value, ";"));
     expr_[&n] = v;
   }
-  // A float op's result rounded to its 16-bit dtype, as the interpreter rounds it.
-  std::string rounded(DType t, const std::string& e) {
-    if (t.scalar == Scalar::BFloat16) return "lg_round_bf16(" + e + ")";
-    if (t.scalar == Scalar::Float16) return "lg_round_f16(" + e + ")";
-    return e;
-  }
-
   void emit(const Node& n) {
     switch (n.op) {
       case Op::DEFINE_GLOBAL: expr_[&n] = str("data", n.get_arg<int64_t>()); return;
@@ -249,102 +223,51 @@ class CWriter {
   std::string cast_expr(const Node& n);
 };
 
+// Vector casts here (bfloat16 <-> float32, codegen/vectorize.h: both held in float); scalar ones
+// are the shared C subset's.
 std::string CWriter::cast_expr(const Node& n) {
   DType from = n.src[0]->dtype, to = n.dtype;
   const std::string& x = ref(n.src[0]);
-  if (to.count > 1) {  // bfloat16 <-> float32 vectors (codegen/vectorize.h): both held in float
-    LG_CHECK(from.count == to.count && is_float(from) && is_float(to), "C renderer: vector CAST ", name(from), " -> ", name(to));
-    return to.scalar == Scalar::BFloat16 ? str("lg_round_bf16x16(", x, ")") : x;
-  }
-  if (is_bool(to)) return str("(", x, " != 0)");
-  if (is_float(from) && is_float(to)) {
-    if (to.scalar == Scalar::Float64) return str("(double)", x);
-    if (to.scalar == Scalar::Float32) return str("(float)", x);
-    return rounded(to, from.scalar == Scalar::Float64 ? str("lg_d_to_f_odd(", x, ")") : x);
-  }
-  if (is_float(from)) {
-    if (to.scalar == Scalar::UInt64) return str("lg_d_to_u64(", x, ")");
-    int64_t lo = int_dtype_min(to), hi = int_dtype_max(to);
-    return str("(", reg_type(to), ")lg_d_to_i(", x, ", ", float_literal(static_cast<double>(lo), dtypes::float64), ", ",
-               float_literal(static_cast<double>(hi), dtypes::float64), ", ", lo == INT64_MIN ? "INT64_MIN" : str(lo, "ll"),
-               ", ", hi, "ll)");
-  }
-  if (is_float(to)) {  // integer or bool source
-    if (to.scalar == Scalar::Float64) return str("(double)", x);
-    if (to.scalar == Scalar::Float32) return str("(float)", x);
-    return rounded(to, str("lg_d_to_f_odd((double)", x, ")"));
-  }
-  return str("(", reg_type(to), ")", x);
+  if (to.count == 1) return scalar_cast_expr(from, to, x);
+  LG_CHECK(from.count == to.count && is_float(from) && is_float(to), "C renderer: vector CAST ", name(from), " -> ", name(to));
+  return to.scalar == Scalar::BFloat16 ? str("lg_round_bf16x16(", x, ")") : x;
 }
 
+// Vector ops and BITCAST here; scalar ops are the shared C subset's (codegen/scalar_expr.h).
 std::string CWriter::alu_expr(const Node& n) {
   DType t = n.dtype, in = n.src[0]->dtype;
-  bool dbl = t.scalar == Scalar::Float64;
   auto s = [&](int i) -> const std::string& { return ref(n.src[i]); };
-  auto fn = [&](const char* f) { return rounded(t, str(f, dbl ? "" : "f", "(", s(0), ")")); };
-  std::string T = reg_type(t);
-  int bits = bitsize(in.scalar);
   switch (n.op) {
-    case Op::NEG: return is_float(t) ? str("-", s(0)) : str("(", T, ")(-", s(0), ")");
-    case Op::RECIPROCAL: return rounded(t, str(dbl ? "1.0" : "1.0f", " / ", s(0)));
-    case Op::SQRT: return fn("sqrt");
-    case Op::EXP2:  // float32 (and 16-bit floats, computed in float32): the prelude's branch-free 2^x
-      if (t.count > 1) return str("lg_exp2_f32x16(", s(0), ")");
-      return dbl ? fn("exp2") : rounded(t, str("lg_exp2f(", s(0), ")"));
-    case Op::LOG2: return fn("log2");
-    case Op::SIN: return fn("sin");
-    case Op::TRUNC: return fn("trunc");
     case Op::CAST: return cast_expr(n);
-    case Op::BITCAST: break;
-    case Op::ADD: return is_float(t) ? rounded(t, str(s(0), " + ", s(1))) : str("(", T, ")(", s(0), " + ", s(1), ")");
-    case Op::MUL: return is_float(t) ? rounded(t, str(s(0), " * ", s(1))) : str("(", T, ")(", s(0), " * ", s(1), ")");
-    case Op::IDIV: case Op::MOD: {
-      const Node& d = *n.src[1];
-      bool plain = d.is_const() && d.const_as_int() != 0 && (is_unsigned(t) || d.const_as_int() != -1);
-      const char* op = n.op == Op::IDIV ? "/" : "%";
-      if (plain) return str("(", T, ")(", s(0), " ", op, " ", s(1), ")");
-      return str("(", T, ")", n.op == Op::IDIV ? "LG_IDIV" : "LG_MOD", is_unsigned(t) ? "U(" : "S(", s(0), ", ", s(1), ")");
-    }
-    case Op::MAX:
-      if (t.count > 1) return str("lg_max_f32x16(", s(0), ", ", s(1), ")");
-      if (is_float(t)) return str(dbl ? "lg_maxd(" : "lg_maxf(", s(0), ", ", s(1), ")");
-      return str("(", s(0), " < ", s(1), " ? ", s(1), " : ", s(0), ")");
-    case Op::CMPLT: return str("(", s(0), " < ", s(1), ")");
-    case Op::CMPNE: return str("(", s(0), " != ", s(1), ")");
-    case Op::CMPEQ: return str("(", s(0), " == ", s(1), ")");
-    case Op::AND: return str("(", T, ")(", s(0), " & ", s(1), ")");
-    case Op::OR: return str("(", T, ")(", s(0), " | ", s(1), ")");
-    case Op::XOR: return str("(", T, ")(", s(0), " ^ ", s(1), ")");
-    case Op::SHL: return str("(", T, ")((uint64_t)", s(0), " << (", s(1), " & ", bits - 1, "))");
-    case Op::SHR: return str("(", T, ")(", s(0), " >> (", s(1), " & ", bits - 1, "))");
-    case Op::WHERE: return str("(", s(0), " ? ", s(1), " : ", s(2), ")");
     case Op::VECTORIZE: {
       std::string v = "((" + vector_type(t) + "){";
       for (size_t i = 0; i < n.src.size(); i++) v += (i ? ", " : "") + s(static_cast<int>(i));
       return v + "})";
     }
     case Op::GEP: return str(s(0), "[", n.get_arg<int64_t>(), "]");
-    case Op::MULACC:
-      if (t.count > 1) return str("lg_fma_f32x16(", s(0), ", ", s(1), ", ", s(2), ")");
-      if (is_float(t)) return rounded(t, str(dbl ? "fma(" : "fmaf(", s(0), ", ", s(1), ", ", s(2), ")"));
-      return str("(", T, ")(", s(0), " * ", s(1), " + ", s(2), ")");
+    case Op::EXP2: if (t.count > 1) return str("lg_exp2_f32x16(", s(0), ")"); break;
+    case Op::MAX: if (t.count > 1) return str("lg_max_f32x16(", s(0), ", ", s(1), ")"); break;
+    case Op::MULACC: if (t.count > 1) return str("lg_fma_f32x16(", s(0), ", ", s(1), ", ", s(2), ")"); break;
+    case Op::BITCAST: {  // through the stored bit pattern
+      auto bits_of = [&](DType d, const std::string& x) -> std::string {
+        if (d.scalar == Scalar::BFloat16) return "(uint64_t)lg_f_to_bf16(" + x + ")";
+        if (d.scalar == Scalar::Float16) return "(uint64_t)lg_f_to_f16(" + x + ")";
+        if (d.scalar == Scalar::Float32) return "(uint64_t)lg_f_bits(" + x + ")";
+        if (d.scalar == Scalar::Float64) return "lg_d_bits(" + x + ")";
+        return str("(uint64_t)(", mem_type(d), ")", x);
+      };
+      std::string b = bits_of(in, s(0));
+      if (t.scalar == Scalar::BFloat16) return "lg_bf16_to_f((uint16_t)" + b + ")";
+      if (t.scalar == Scalar::Float16) return "lg_f16_to_f((uint16_t)" + b + ")";
+      if (t.scalar == Scalar::Float32) return "lg_bits_f((uint32_t)" + b + ")";
+      if (t.scalar == Scalar::Float64) return "lg_bits_d(" + b + ")";
+      return str("(", reg_type(t), ")", b);
+    }
     default: break;
   }
-  LG_CHECK(n.op == Op::BITCAST, "C renderer: no expression for ", op_name(n.op));
-  // BITCAST: through the stored bit pattern.
-  auto bits_of = [&](DType d, const std::string& x) -> std::string {
-    if (d.scalar == Scalar::BFloat16) return "(uint64_t)lg_f_to_bf16(" + x + ")";
-    if (d.scalar == Scalar::Float16) return "(uint64_t)lg_f_to_f16(" + x + ")";
-    if (d.scalar == Scalar::Float32) return "(uint64_t)lg_f_bits(" + x + ")";
-    if (d.scalar == Scalar::Float64) return "lg_d_bits(" + x + ")";
-    return str("(uint64_t)(", mem_type(d), ")", x);
-  };
-  std::string b = bits_of(in, s(0));
-  if (t.scalar == Scalar::BFloat16) return "lg_bf16_to_f((uint16_t)" + b + ")";
-  if (t.scalar == Scalar::Float16) return "lg_f16_to_f((uint16_t)" + b + ")";
-  if (t.scalar == Scalar::Float32) return "lg_bits_f((uint32_t)" + b + ")";
-  if (t.scalar == Scalar::Float64) return "lg_bits_d(" + b + ")";
-  return str("(", T, ")", b);
+  std::vector<std::string> src;
+  for (const NodeRef& x : n.src) src.push_back(ref(x));
+  return scalar_alu_expr(n, src, reg_type(t), {.exp2_f32 = "lg_exp2f"});
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "base/error.h"
 #include "codegen/gpu_launch.h"
 #include "codegen/gpu_vector_access.h"
+#include "codegen/scalar_expr.h"
 #include "ir/graph.h"
 
 namespace lg {
@@ -58,24 +59,7 @@ LG_D uint64_t lg_d_to_u64(double x) {
 namespace {
 
 // The C++ type a value of t is held in (16-bit floats: float).
-const char* reg_type(DType t) {
-  LG_CHECK(t.count == 1, "GPU renderer: no vector types (", name(t), ")");
-  switch (t.scalar) {
-    case Scalar::Bool: return "bool_t";
-    case Scalar::Int8: return "int8_t";
-    case Scalar::UInt8: return "uint8_t";
-    case Scalar::Int16: return "int16_t";
-    case Scalar::UInt16: return "uint16_t";
-    case Scalar::Int32: return "int32_t";
-    case Scalar::UInt32: return "uint32_t";
-    case Scalar::Int64: return "int64_t";
-    case Scalar::UInt64: return "uint64_t";
-    case Scalar::Float16: case Scalar::BFloat16: case Scalar::Float32: return "float";
-    case Scalar::Float64: return "double";
-    case Scalar::Void: break;
-  }
-  internal_error(__FILE__, __LINE__, "no GPU type for " + name(t));
-}
+const char* reg_type(DType t) { return scalar_c_type(t); }
 
 // The type an element of t is stored as.
 std::string mem_type(DType t) {
@@ -90,9 +74,7 @@ std::string float_literal(double v, DType t) {
   if (std::isinf(v))
     return dbl ? (v < 0 ? "__longlong_as_double(0xfff0000000000000LL)" : "__longlong_as_double(0x7ff0000000000000LL)")
                : (v < 0 ? "__int_as_float(0xff800000)" : "__int_as_float(0x7f800000)");
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%a%s", v, dbl ? "" : "f");  // hexadecimal: exact (C++17)
-  return buf;
+  return hex_float_literal(v, t);
 }
 
 // The type a value is held in: 64-bit integers (index arithmetic) whose bounds fit in 32 bits are
@@ -110,12 +92,6 @@ std::string literal(const Node& c) {
   if (c.dtype.scalar == Scalar::UInt64) return std::to_string(static_cast<uint64_t>(v)) + "ull";
   if (v == INT64_MIN) return "INT64_MIN";
   return "((" + value_type(c) + ")" + std::to_string(v) + "ll)";
-}
-
-std::string rounded(DType t, const std::string& e) {
-  if (t.scalar == Scalar::BFloat16) return "lg_round_bf16(" + e + ")";
-  if (t.scalar == Scalar::Float16) return "lg_round_f16(" + e + ")";
-  return e;
 }
 
 class GpuWriter {
@@ -434,33 +410,8 @@ class GpuWriter {
   std::map<std::vector<const Node*>, std::string> mmas_;  // WMMA sources -> the mma's result
 
   std::string alu_expr(const Node& n);
-  std::string cast_expr(const Node& n);
   std::string bitcast_expr(const Node& n);
 };
-
-std::string GpuWriter::cast_expr(const Node& n) {
-  DType from = n.src[0]->dtype, to = n.dtype;
-  const std::string& x = ref(n.src[0]);
-  if (is_bool(to)) return str("(", x, " != 0)");
-  if (is_float(from) && is_float(to)) {
-    if (to.scalar == Scalar::Float64) return str("(double)", x);
-    if (to.scalar == Scalar::Float32) return str("(float)", x);
-    return rounded(to, from.scalar == Scalar::Float64 ? str("lg_d_to_f_odd(", x, ")") : x);
-  }
-  if (is_float(from)) {
-    if (to.scalar == Scalar::UInt64) return str("lg_d_to_u64(", x, ")");
-    int64_t lo = int_dtype_min(to), hi = int_dtype_max(to);
-    return str("(", reg_type(to), ")lg_d_to_i(", x, ", ", float_literal(static_cast<double>(lo), dtypes::float64), ", ",
-               float_literal(static_cast<double>(hi), dtypes::float64), ", ", lo == INT64_MIN ? "INT64_MIN" : str(lo, "ll"),
-               ", ", hi, "ll)");
-  }
-  if (is_float(to)) {  // integer or bool source
-    if (to.scalar == Scalar::Float64) return str("(double)", x);
-    if (to.scalar == Scalar::Float32) return str("(float)", x);
-    return rounded(to, str("lg_d_to_f_odd((double)", x, ")"));
-  }
-  return str("(", reg_type(to), ")", x);
-}
 
 // BITCAST: through the stored bit pattern.
 std::string GpuWriter::bitcast_expr(const Node& n) {
@@ -479,57 +430,18 @@ std::string GpuWriter::bitcast_expr(const Node& n) {
   return str("(", reg_type(t), ")", b);
 }
 
+// BITCAST here; the other ops are the shared C subset's (codegen/scalar_expr.h). An operand held
+// in 32 bits of an op whose result may not fit them is widened first, so the op is computed in 64
+// bits as the IR says.
 std::string GpuWriter::alu_expr(const Node& n) {
-  DType t = n.dtype, in = n.src[0]->dtype;
-  bool dbl = t.scalar == Scalar::Float64;
+  if (n.op == Op::BITCAST) return bitcast_expr(n);
   std::string T = value_type(n);
-  // An operand held in 32 bits of an op whose result may not fit them is widened first, so the
-  // op is computed in 64 bits as the IR says.
-  auto s = [&](int i) -> std::string {
-    const std::string& r = ref(n.src[i]);
-    bool widen = T == "int64_t" && value_type(*n.src[i]) == "int32_t";
-    return widen ? "((int64_t)" + r + ")" : r;
-  };
-  auto fn = [&](const char* f) { return rounded(t, str(f, dbl ? "" : "f", "(", s(0), ")")); };
-  int bits = bitsize(in.scalar);
-  switch (n.op) {
-    case Op::NEG: return is_float(t) ? str("-", s(0)) : str("(", T, ")(-", s(0), ")");
-    case Op::RECIPROCAL: return rounded(t, str(dbl ? "1.0" : "1.0f", " / ", s(0)));
-    case Op::SQRT: return fn("sqrt");
-    case Op::EXP2: return fn("exp2");
-    case Op::LOG2: return fn("log2");
-    case Op::SIN: return fn("sin");
-    case Op::TRUNC: return fn("trunc");
-    case Op::CAST: return cast_expr(n);
-    case Op::BITCAST: return bitcast_expr(n);
-    case Op::ADD: return is_float(t) ? rounded(t, str(s(0), " + ", s(1))) : str("(", T, ")(", s(0), " + ", s(1), ")");
-    case Op::MUL: return is_float(t) ? rounded(t, str(s(0), " * ", s(1))) : str("(", T, ")(", s(0), " * ", s(1), ")");
-    case Op::IDIV: case Op::MOD: {
-      const Node& d = *n.src[1];
-      bool plain = d.is_const() && d.const_as_int() != 0 && (is_unsigned(t) || d.const_as_int() != -1);
-      const char* op = n.op == Op::IDIV ? "/" : "%";
-      if (plain) return str("(", T, ")(", s(0), " ", op, " ", s(1), ")");
-      return str("(", T, ")", n.op == Op::IDIV ? "LG_IDIV" : "LG_MOD", is_unsigned(t) ? "U(" : "S(", s(0), ", ", s(1), ")");
-    }
-    case Op::MAX:
-      if (is_float(t)) return str(dbl ? "lg_maxd(" : "lg_maxf(", s(0), ", ", s(1), ")");
-      return str("(", s(0), " < ", s(1), " ? ", s(1), " : ", s(0), ")");
-    case Op::CMPLT: return str("(", s(0), " < ", s(1), ")");
-    case Op::CMPNE: return str("(", s(0), " != ", s(1), ")");
-    case Op::CMPEQ: return str("(", s(0), " == ", s(1), ")");
-    case Op::AND: return str("(", T, ")(", s(0), " & ", s(1), ")");
-    case Op::OR: return str("(", T, ")(", s(0), " | ", s(1), ")");
-    case Op::XOR: return str("(", T, ")(", s(0), " ^ ", s(1), ")");
-    // unsigned shifts: a signed left shift that overflows is undefined in C++
-    case Op::SHL: return str("(", T, ")((uint64_t)", s(0), " << (", s(1), " & ", bits - 1, "))");
-    case Op::SHR: return str("(", T, ")((", reg_type(in), ")", s(0), " >> (", s(1), " & ", bits - 1, "))");
-    case Op::WHERE: return str("(", s(0), " ? ", s(1), " : ", s(2), ")");
-    case Op::MULACC:
-      if (is_float(t)) return rounded(t, str(dbl ? "fma(" : "fmaf(", s(0), ", ", s(1), ", ", s(2), ")"));
-      return str("(", T, ")((", reg_type(t), ")", s(0), " * ", s(1), " + ", s(2), ")");  // a*b may not fit T
-    default: break;
+  std::vector<std::string> src;
+  for (const NodeRef& x : n.src) {
+    const std::string& r = ref(x);
+    src.push_back(T == "int64_t" && value_type(*x) == "int32_t" ? "((int64_t)" + r + ")" : r);
   }
-  internal_error(__FILE__, __LINE__, str("GPU renderer: no expression for ", op_name(n.op)));
+  return scalar_alu_expr(n, src, T, {.exp2_f32 = "exp2f"});
 }
 
 }  // namespace
