@@ -140,17 +140,6 @@ class CWriter {
     depth_++;
   }
 
-  std::string from_memory(DType t, const std::string& e) {
-    if (t.scalar == Scalar::BFloat16) return "lg_bf16_to_f(" + e + ")";
-    if (t.scalar == Scalar::Float16) return "lg_f16_to_f(" + e + ")";
-    return e;
-  }
-  std::string to_memory(DType t, const std::string& e) {
-    if (t.scalar == Scalar::BFloat16) return "lg_f_to_bf16(" + e + ")";
-    if (t.scalar == Scalar::Float16) return "lg_f_to_f16(" + e + ")";
-    return e;
-  }
-
   void emit_load(const Node& n) {
     const Node& idx = *n.src[0];
     if (n.dtype.count > 1) return define(n, str("lg_load_", vector_memory(n.dtype), "(&", ref(n.src[0]), ")"));

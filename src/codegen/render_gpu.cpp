@@ -299,17 +299,6 @@ class GpuWriter {
     return is_float(t) ? rounded(t, e) : str("(", reg_type(t), ")(", e, ")");
   }
 
-  std::string from_memory(DType t, const std::string& e) {
-    if (t.scalar == Scalar::BFloat16) return "lg_bf16_to_f(" + e + ")";
-    if (t.scalar == Scalar::Float16) return "lg_f16_to_f(" + e + ")";
-    return e;
-  }
-  std::string to_memory(DType t, const std::string& e) {
-    if (t.scalar == Scalar::BFloat16) return "lg_f_to_bf16(" + e + ")";
-    if (t.scalar == Scalar::Float16) return "lg_f_to_f16(" + e + ")";
-    return e;
-  }
-
   void emit_load(const Node& n) {
     if (auto g = vectors_.group_of.find(&n); g != vectors_.group_of.end()) return emit_vector_load(n, g->second);
     const Node& idx = *n.src[0];

@@ -39,6 +39,18 @@ std::string rounded(DType t, const std::string& e) {
   return e;
 }
 
+std::string from_memory(DType t, const std::string& e) {
+  if (t.scalar == Scalar::BFloat16) return "lg_bf16_to_f(" + e + ")";
+  if (t.scalar == Scalar::Float16) return "lg_f16_to_f(" + e + ")";
+  return e;
+}
+
+std::string to_memory(DType t, const std::string& e) {
+  if (t.scalar == Scalar::BFloat16) return "lg_f_to_bf16(" + e + ")";
+  if (t.scalar == Scalar::Float16) return "lg_f_to_f16(" + e + ")";
+  return e;
+}
+
 std::string scalar_cast_expr(DType from, DType to, const std::string& x) {
   if (is_bool(to)) return str("(", x, " != 0)");
   if (is_float(from) && is_float(to)) {

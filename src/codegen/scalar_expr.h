@@ -23,6 +23,11 @@ std::string hex_float_literal(double v, DType t);
 // e, a float expression, rounded to t where t is a 16-bit float.
 std::string rounded(DType t, const std::string& e);
 
+// A value of t read from memory (16-bit floats widened to float) and written to it (rounded to
+// the stored 16 bits): the preludes' lg_bf16_to_f / lg_f_to_bf16 and the f16 pair.
+std::string from_memory(DType t, const std::string& e);
+std::string to_memory(DType t, const std::string& e);
+
 // CAST of the scalar expression x from `from` to `to` (saturating float -> integer conversions,
 // double -> 16-bit rounded once through float by rounding to odd).
 std::string scalar_cast_expr(DType from, DType to, const std::string& x);
