@@ -1,5 +1,5 @@
 #pragma once
-// The C helpers every rendered CPU kernel starts with. They mirror ir/scalar.cpp and ir/dtype.cpp
+// The C helpers every rendered CPU kernel starts with (then codegen/scalar_expr.h's kScalarPrelude). They mirror ir/scalar.cpp and ir/dtype.cpp
 // exactly (16-bit float rounding, saturating float->int casts, NaN-propagating max, division by
 // zero giving 0), so compiled kernels compute what the interpreter computes.
 
@@ -9,6 +9,7 @@ inline constexpr const char* kCPrelude = R"C(#include <stdint.h>
 #include <string.h>
 #include <math.h>
 typedef _Bool bool_t;
+#define LG_FN static inline
 static inline float lg_bits_f(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
 static inline uint32_t lg_f_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static inline double lg_bits_d(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
@@ -44,21 +45,6 @@ static inline float lg_d_to_f_odd(double x) {
 }
 static inline float lg_maxf(float a, float b) { return (a != a || b != b) ? __builtin_nanf("") : (a < b ? b : a); }
 static inline double lg_maxd(double a, double b) { return (a != a || b != b) ? __builtin_nan("") : (a < b ? b : a); }
-static inline int64_t lg_d_to_i(double x, double lo, double hi, int64_t ilo, int64_t ihi) {
-  if (x != x) return 0;
-  double t = trunc(x);
-  return t <= lo ? ilo : t >= hi ? ihi : (int64_t)t;
-}
-static inline uint64_t lg_d_to_u64(double x) {
-  if (x != x) return 0;
-  double t = trunc(x);
-  return t <= 0 ? 0 : t >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)t;
-}
-/* division by 0 gives 0; signed x / -1 wraps instead of trapping */
-#define LG_IDIVS(a, b) ((b) == 0 ? 0 : (b) == -1 ? -(a) : (a) / (b))
-#define LG_MODS(a, b) ((b) == 0 || (b) == -1 ? 0 : (a) % (b))
-#define LG_IDIVU(a, b) ((b) == 0 ? 0 : (a) / (b))
-#define LG_MODU(a, b) ((b) == 0 ? 0 : (a) % (b))
 /* 16-lane vectors (codegen/vectorize.h) hold float32 values, also for bfloat16 (as scalars do);
    a vector load or store moves 16 consecutive elements, unaligned. fma is fused (rounded once) as
    fmaf is: one AVX-512 instruction where there is one, else fmaf per lane. */

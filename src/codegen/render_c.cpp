@@ -63,7 +63,7 @@ class CWriter {
   explicit CWriter(const LinearProgram& p) : p_(p) {}
 
   std::string run() {
-    out_ = std::string(kCPrelude) + "/* " + p_.name + " */\nvoid lg_kernel(void** bufs, int64_t begin, int64_t end) {\n";
+    out_ = std::string(kCPrelude) + kScalarPrelude + "/* " + p_.name + " */\nvoid lg_kernel(void** bufs, int64_t begin, int64_t end) {\n";
     out_ += "  (void)begin; (void)end;\n";
     for (size_t k = 0; k < p_.globals.size(); k++)
       if (p_.globals[k].scalar != Scalar::Void)

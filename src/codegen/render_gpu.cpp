@@ -18,6 +18,7 @@ namespace lg {
 
 const char* const kGpuCommonPrelude = R"GPU(
 #define LG_D __device__ __forceinline__
+#define LG_FN LG_D
 typedef bool bool_t;
 #ifndef INT64_MIN
 #define INT64_MIN (-9223372036854775807LL - 1)
@@ -39,21 +40,6 @@ LG_D float lg_d_to_f_odd(double x) {
 }
 LG_D float lg_maxf(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : (a < b ? b : a); }
 LG_D double lg_maxd(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : (a < b ? b : a); }
-LG_D int64_t lg_d_to_i(double x, double lo, double hi, int64_t ilo, int64_t ihi) {
-  if (x != x) return 0;
-  double t = trunc(x);
-  return t <= lo ? ilo : t >= hi ? ihi : (int64_t)t;
-}
-LG_D uint64_t lg_d_to_u64(double x) {
-  if (x != x) return 0;
-  double t = trunc(x);
-  return t <= 0 ? 0 : t >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)t;
-}
-/* division by 0 gives 0; signed x / -1 wraps instead of trapping */
-#define LG_IDIVS(a, b) ((b) == 0 ? 0 : (b) == -1 ? -(a) : (a) / (b))
-#define LG_MODS(a, b) ((b) == 0 || (b) == -1 ? 0 : (a) % (b))
-#define LG_IDIVU(a, b) ((b) == 0 ? 0 : (a) / (b))
-#define LG_MODU(a, b) ((b) == 0 ? 0 : (a) % (b))
 )GPU";
 
 namespace {
@@ -116,7 +102,7 @@ class GpuWriter {
       DType g = p_.globals[k];
       params += str(k ? ", " : "", g.scalar == Scalar::Void ? "void" : mem_type(g), "* __restrict__ data", k);
     }
-    out_ = prelude + kGpuCommonPrelude + "/* " + p_.name + " */\n";
+    out_ = prelude + kGpuCommonPrelude + kScalarPrelude + "/* " + p_.name + " */\n";
     out_ += str("extern \"C\" __global__ void __launch_bounds__(", dims_.threads, ") lg_kernel(", params, ") {\n");
     line("const int64_t lg_b = (int64_t)blockIdx.x + (int64_t)blockIdx.y * (int64_t)gridDim.x;");
     line("const int64_t lg_t = (int64_t)threadIdx.x;");

@@ -5,14 +5,34 @@
 // passes the rest here.
 //
 // Values of 16-bit float dtypes are held in float and rounded after every op (rounded()), as the
-// interpreter rounds them; the preludes define lg_round_bf16 / lg_round_f16, lg_d_to_f_odd,
-// lg_d_to_i, lg_d_to_u64, lg_maxf / lg_maxd and the LG_IDIV* / LG_MOD* macros.
+// interpreter rounds them; the renderers' preludes define lg_round_bf16 / lg_round_f16,
+// lg_d_to_f_odd and lg_maxf / lg_maxd (their NaN and infinity spellings differ), then
+// kScalarPrelude (below) the rest.
 #include <string>
 #include <vector>
 
 #include "ir/node.h"
 
 namespace lg {
+
+// C helpers both preludes end with, mirroring ir/scalar.cpp: saturating float -> integer casts
+// (NaN gives 0) and integer division and remainder where division by 0 gives 0 and signed x / -1
+// wraps. LG_FN is the prelude's function qualifier (static inline; __device__ __forceinline__).
+inline constexpr const char* kScalarPrelude = R"C(LG_FN int64_t lg_d_to_i(double x, double lo, double hi, int64_t ilo, int64_t ihi) {
+  if (x != x) return 0;
+  double t = trunc(x);
+  return t <= lo ? ilo : t >= hi ? ihi : (int64_t)t;
+}
+LG_FN uint64_t lg_d_to_u64(double x) {
+  if (x != x) return 0;
+  double t = trunc(x);
+  return t <= 0 ? 0 : t >= 18446744073709551615.0 ? UINT64_MAX : (uint64_t)t;
+}
+#define LG_IDIVS(a, b) ((b) == 0 ? 0 : (b) == -1 ? -(a) : (a) / (b))
+#define LG_MODS(a, b) ((b) == 0 || (b) == -1 ? 0 : (a) % (b))
+#define LG_IDIVU(a, b) ((b) == 0 ? 0 : (a) / (b))
+#define LG_MODU(a, b) ((b) == 0 ? 0 : (a) % (b))
+)C";
 
 // The C type a scalar value of t is held in (16-bit floats: float; bool: the preludes' bool_t).
 const char* scalar_c_type(DType t);
