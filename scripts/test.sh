@@ -18,4 +18,7 @@ fi
 # cache: opt in with LG_TEST_HIP=1.
 exclude=()
 [ "${LG_TEST_HIP:-0}" = 1 ] || exclude=(-LE "hip-compile")
+# Compiled kernels are cached in the build tree (tests registered by gtest_discover_tests can set
+# only DEVICE themselves, tests/CMakeLists.txt).
+export LAZYGRAD_CACHE_DIR="${LAZYGRAD_CACHE_DIR:-$PWD/build/kernel-cache}"
 ctest --test-dir build --output-on-failure -j "$(nproc)" "${exclude[@]}" "$@"
