@@ -231,22 +231,11 @@ std::string kernel_name(const Node& point, const NodeRef& ast) {
 // Slot pointers start at a multiple of this many bytes into their buffer (KernelizeResult::offsets).
 constexpr int64_t kSlotAlignBytes = 64;
 
-// Replaces the INDEX nodes that are keys of the map (ctx) by their values; one pass, since a new
-// INDEX is no key.
-using IndexMap = std::unordered_map<const Node*, NodeRef>;
-const PatternMatcher& pm_rebase() {
-  static const PatternMatcher pm({{"rebase slot index", Pat::op(Op::INDEX), [](const Match& m) -> NodeRef {
-                                     const IndexMap& with = m.ctx<IndexMap>();
-                                     auto it = with.find(m.root().get());
-                                     return it == with.end() ? NodeRef() : it->second;
-                                   }}});
-  return pm;
-}
-
 // Moves slot pointers into their buffers: each INDEX's base is the largest aligned element at or
 // below its smallest index; a slot whose INDEXes have one base starts there, and each further base
 // of the same buffer (a kernel reading a layer's weight and, far away in the same flat buffer, its
-// norm gain) becomes a slot of its own, appended, over the same buffer. Indices move down by their
+// norm gain) becomes a slot of its own, appended, over the same buffer (not the output's: slot 0
+// starts at its smallest base). Indices move down by their
 // slot's offset and every index is folded by the symbolic rules, so the same access at another
 // offset of a buffer gives the same AST. Returns the offsets of the slots (buffers gains the added
 // ones).
@@ -268,28 +257,34 @@ std::vector<int64_t> rebase_slots(NodeRef& ast, std::vector<NodeRef>& buffers) {
   size_t first = buffers.size();
   for (size_t s = 0; s < first; s++)
     for (int64_t b : bases[s]) {
-      bool own = b == *bases[s].begin();
+      // The output's slot is never split: a second pointer to the buffer a kernel writes would
+      // alias it (both are restrict).
+      bool own = b == *bases[s].begin() || s == 0;
       slot_of[{s, b}] = own ? static_cast<int64_t>(s) : static_cast<int64_t>(buffers.size());
-      if (own) {
+      if (b == *bases[s].begin()) {
         offsets[s] = b;
-      } else {
+      } else if (!own) {
         buffers.push_back(buffers[s]);
         offsets.push_back(b);
       }
     }
   // INDEX(slot, i) -> INDEX(its slot now, i - that slot's offset), every index folded (so an access
-  // at offset 0 and one moved there are the same expression)
-  IndexMap with;
-  for (const Node* n : indexes) {
-    int64_t s = n->src[0]->get_arg<int64_t>(), now = slot_of.at({s, base_of(n)});
-    std::vector<NodeRef> src = n->src;
-    if (now != s) src[0] = make(Op::DEFINE_GLOBAL, n->src[0]->dtype, {}, now);
-    NodeRef moved = offsets[now] != 0 ? src[1] - offsets[now] : src[1];
-    src[1] = rewrite(moved, pm_symbolic(), {.name = "fold slot index"});
-    NodeRef next = make(n->op, n->dtype, std::move(src), n->arg);
-    if (next.get() != n) with[n] = next;
+  // at offset 0 and one moved there are the same expression). One pass over the old graph, not a
+  // rewrite to a fixed point: a moved index can equal another, unmoved one (i + 2048 moved by 1024
+  // is the i + 1024 of a load beside it), so what a node becomes depends on where it stands.
+  std::unordered_map<const Node*, NodeRef> now_of;
+  for (const Node* n : toposort(ast)) {
+    std::vector<NodeRef> src;
+    for (const NodeRef& x : n->src) src.push_back(now_of.at(x.get()));
+    if (n->op == Op::INDEX) {
+      int64_t s = n->src[0]->get_arg<int64_t>(), now = slot_of.at({s, base_of(n)});
+      if (now != s) src[0] = make(Op::DEFINE_GLOBAL, n->src[0]->dtype, {}, now);
+      NodeRef moved = offsets[now] != 0 ? src[1] - offsets[now] : src[1];
+      src[1] = rewrite(moved, pm_symbolic(), {.name = "fold slot index"});
+    }
+    now_of[n] = n->src.empty() ? NodeRef::share(n) : make(n->op, n->dtype, std::move(src), n->arg);
   }
-  if (!with.empty()) ast = rewrite(ast, pm_rebase(), {.name = "rebase slots"}, std::any(&with));
+  ast = now_of.at(ast.get());
   return offsets;
 }
 

@@ -22,8 +22,8 @@ struct KernelizeResult {
   // optimizer's run) is read through a moved pointer instead of an offset in the AST, so equal
   // work on other runs of a buffer is the same kernel and compiles once. Offsets are multiples of
   // 64 bytes (kernels may assume aligned slot pointers), and the smallest index on each slot stays
-  // at least 0. A buffer read at places far apart has a slot for each (buffers lists it again):
-  // slots of one buffer alias, and only ever touch disjoint elements or only read.
+  // at least 0. A buffer read at places far apart has a slot for each (buffers lists it again),
+  // except the output buffer, whose one slot starts at its smallest: slots that alias only read.
   std::vector<int64_t> offsets;
   // What the kernel loads: realize points (by their tensor-stage node) and BUFFER leaves. Reading an
   // ASSIGN node means the new value of its buffer; reading the BUFFER itself means the old one.

@@ -74,5 +74,20 @@ TEST(SlotOffsets, AnAssignIntoARunWritesThroughAMovedPointer) {
   for (int i = 0; i < 4096; i++) ASSERT_EQ(got[i], i >= 2048 && i < 3072 ? -i : i) << i;
 }
 
+// A kernel that writes one run of a buffer and reads another run of it keeps one slot for that
+// buffer (a second pointer to what it writes would alias it), at the smaller of the two.
+TEST(SlotOffsets, TheWrittenBufferIsOneSlot) {
+  Tensor flat = flat4096();
+  Tensor run = flat.slice(0, 2048, 3072);
+  run.assign(flat.slice(0, 1024, 2048) * 2);
+  Schedule s = schedule_of(run);
+  ASSERT_EQ(s.items.size(), 1u);
+  EXPECT_EQ(s.items[0].buffers.size(), 1u);
+  EXPECT_EQ(s.items[0].offsets, (std::vector<int64_t>{1024}));
+  run.realize();
+  std::vector<float> got = flat.to_vector<float>();
+  for (int i = 0; i < 4096; i++) ASSERT_EQ(got[i], i >= 2048 && i < 3072 ? 2 * (i - 1024) : i) << i;
+}
+
 }  // namespace
 }  // namespace lg
