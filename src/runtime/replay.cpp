@@ -40,7 +40,7 @@ std::vector<BufferLifetime> ReplayPlan::classify(const Capture& capture, const s
   std::vector<BufferLifetime> life;
   for (size_t s = 0; s < capture.items.size(); s++) {
     const CapturedItem& c = capture.items[s];
-    Step step{c.item.kind, c.item.name, c.program, {}, c.item.src_offset, c.item.offsets};
+    Step step{c.item.kind, c.item.name, c.program, {}, c.item.src_offset, {}, {}};
     for (size_t k = 0; k < c.item.buffers.size(); k++) {
       const NodeRef& b = c.item.buffers[k];
       uint64_t uid = b->get_arg<BufferArg>().uid;
@@ -67,6 +67,9 @@ std::vector<BufferLifetime> ReplayPlan::classify(const Capture& capture, const s
       }
       life[it->second].last = s;
       step.slots.push_back(it->second);
+      int64_t offset = k < c.item.offsets.size() ? c.item.offsets[k] : 0;
+      step.byte_offsets.push_back(static_cast<size_t>(offset) * itemsize(b->dtype));
+      step.sizes.push_back(b->get_arg<BufferArg>().size - offset);
     }
     steps_.push_back(std::move(step));
   }
@@ -134,13 +137,9 @@ void ReplayPlan::run_step(const Step& step, const std::vector<void*>& ptrs) cons
     return;
   }
   KernelArgs args;
-  for (size_t k = 0; k < step.slots.size(); k++) {
-    const Slot& slot = slots_[step.slots[k]];
-    int64_t offset = k < step.offsets.size() ? step.offsets[k] : 0;
-    size_t elem = slot.size > 0 ? slot.bytes / static_cast<size_t>(slot.size) : 0;
-    args.buffers.push_back(static_cast<char*>(ptrs[step.slots[k]]) + static_cast<size_t>(offset) * elem);
-    args.sizes.push_back(slot.size - offset);
-  }
+  for (size_t k = 0; k < step.slots.size(); k++)
+    args.buffers.push_back(static_cast<char*>(ptrs[step.slots[k]]) + step.byte_offsets[k]);
+  args.sizes = step.sizes;
   step.program->run(args);
 }
 

@@ -64,7 +64,10 @@ class ReplayPlan {
     std::shared_ptr<Program> program;  // null for copies
     std::vector<size_t> slots;         // by the item's buffer position
     int64_t src_offset = 0;            // copies: first source element
-    std::vector<int64_t> offsets;      // kernels: by buffer position, where the slot's pointer starts
+    // kernels, by buffer position: bytes from the buffer's start to where the slot's pointer starts,
+    // and the elements from there (ScheduleItem::offsets, resolved once at capture)
+    std::vector<size_t> byte_offsets;
+    std::vector<int64_t> sizes;
   };
   struct Arena {
     Device* device;
