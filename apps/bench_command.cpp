@@ -69,6 +69,7 @@ void add_bench_command(CLI::App& app) {
   mm->add_option("--sizes", m->sizes, "matrix sizes N (N x N @ N x N)")->delimiter(',');
   mm->add_option("--repeats", m->repeats, "products per timed run")->capture_default_str();
   mm->add_flag("--bt", m->b_transposed, "b is a transposed N x N matrix (x @ W^T, as a Linear layer multiplies)");
+  mm->add_flag("--at", m->a_transposed, "a is a transposed N x N matrix (dY^T @ X, as a weight gradient multiplies)");
   mm->callback([m] { bench::run_device_matmul(*m); });
 
   auto ar = std::make_shared<bench::AllreduceBenchOptions>();

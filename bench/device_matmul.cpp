@@ -56,6 +56,7 @@ void run_device_matmul(const DeviceMatmulOptions& o) {
   for (int64_t n : o.sizes) {
     LG_USER_CHECK(n >= 1, "bench matmul: sizes must be positive, got ", n);
     Tensor a = Tensor::randn({n, n}, t, o.device).realize(), b = Tensor::randn({n, n}, t, o.device).realize();
+    if (o.a_transposed) a = a.transpose();
     if (o.b_transposed) b = b.transpose();
     auto wait = [](const Tensor& x) { x.shrink({{0, 1}, {0, 1}}).to_doubles(); };
     bool tc = uses_tensor_cores(a.matmul(b));
@@ -68,8 +69,8 @@ void run_device_matmul(const DeviceMatmulOptions& o) {
     // CUDANULL runs no kernel (runtime/compile_check.h): nothing to check.
     bool null_device = canonical_device(o.device).rfind("CUDANULL", 0) == 0;
     Check c = null_device ? Check{} : check_product(a, b, out, n, t, 64);
-    std::printf("matmul %s %s N=%lld%s ms=%.3f tflops=%.2f tensor_cores=%s check=%s max_rel_err=%.2e\n", o.device.c_str(),
-                o.dtype.c_str(), static_cast<long long>(n), o.b_transposed ? " b=W^T" : "", s * 1e3, 2.0 * n * n * n / s / 1e12, tc ? "yes" : "no",
+    std::printf("matmul %s %s N=%lld%s%s ms=%.3f tflops=%.2f tensor_cores=%s check=%s max_rel_err=%.2e\n", o.device.c_str(),
+                o.dtype.c_str(), static_cast<long long>(n), o.a_transposed ? " a=X^T" : "", o.b_transposed ? " b=W^T" : "", s * 1e3, 2.0 * n * n * n / s / 1e12, tc ? "yes" : "no",
                 null_device ? "none" : c.ok ? "ok" : "FAIL", c.max_rel);
     std::fflush(stdout);
     if (!c.ok) user_error("bench matmul: the ", o.dtype, " product at N=", n, " on ", o.device,

@@ -1,7 +1,7 @@
 #pragma once
 // `lazygrad bench matmul`: square matmuls on any device and dtype (the GPU check times bf16 on
 // CUDA with it, tools/gpu_check.sh). One line per size:
-//   matmul <device> <dtype> N=<n> [b=W^T] ms=<mean ms> tflops=<TFLOP/s> tensor_cores=<yes|no> check=<ok|FAIL|none> max_rel_err=<e>
+//   matmul <device> <dtype> N=<n> [a=X^T] [b=W^T] ms=<mean ms> tflops=<TFLOP/s> tensor_cores=<yes|no> check=<ok|FAIL|none> max_rel_err=<e>
 // The check compares 64 sampled entries with float64 sums over the inputs read back; a FAIL
 // line is followed by a non-zero exit.
 // Runs on a GPU are asynchronous: each timed run is `repeats` back-to-back products followed by a
@@ -16,6 +16,7 @@ struct DeviceMatmulOptions {
   std::string dtype = "bf16";  // bf16, fp16 or fp32
   std::vector<int64_t> sizes = {4096, 8192};
   int repeats = 5;
+  bool a_transposed = false;  // a = X^T of a row-major X (dY^T @ X: a weight gradient)
   bool b_transposed = false;  // b = W^T of a row-major W (x @ W^T, as nn::Linear multiplies)
 };
 

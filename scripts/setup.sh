@@ -7,6 +7,7 @@ packages=(cmake ninja-build g++ clang libgtest-dev libgmock-dev libbenchmark-dev
           pkg-config libpcre2-dev nlohmann-json3-dev zlib1g-dev  # llm: tokenizer, data pipeline
           libopenblas-dev  # bench kernels: the OpenBLAS sgemm baseline (loaded at run time)
           openmpi-bin libopenmpi-dev  # dist: the processes of a distributed run (mpirun)
+          hipcc  # the HIP compile checks (HIPRECORD: every op-harness and training-step kernel, gfx90a + gfx940)
           python3)  # test scripts compare metrics files
 # Commands installed from Debian only when missing (a machine may have them from elsewhere, e.g.
 # nodesource's nodejs bundles npm): scripts/fetch_data.sh runs npm; the tokenizer reference runs node.

@@ -14,8 +14,9 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
 else
   echo "test.sh: node/npm missing: the tokenizer reference and Brown corpus tests will skip"
 fi
-# The HIP compile checks (only where hipcc is installed) take tens of minutes with a cold kernel
-# cache: opt in with LG_TEST_HIP=1.
+# The HIP compile checks run as HIPRECORD (label hip-record: kernels recorded, then compiled by hipcc
+# many per call, about two minutes in all); HIPCHECK's call per kernel (label hip-compile) takes
+# tens of minutes with a cold kernel cache: opt in with LG_TEST_HIP=1.
 exclude=()
 [ "${LG_TEST_HIP:-0}" = 1 ] || exclude=(-LE "hip-compile")
 # Compiled kernels are cached in the build tree (tests registered by gtest_discover_tests can set

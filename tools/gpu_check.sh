@@ -5,31 +5,36 @@
 # minutes on an H200 (each stage has a time limit; a stage that runs out is reported, not fatal).
 #
 #   bash tools/gpu_check.sh [--build-dir DIR] [--layers N] [--seq N[,N...]] [--no-build] [--beam W]
+#                           [--also VAR=VALUE]...
 #
 #   build       cmake + ninja into DIR (default build-gpu), Release; with --no-build, DIR must hold
 #               lazygrad and tests/lg_tensor_tests built elsewhere (their kernel cache: DIR/kernel-cache)
 #   harness     the op harness with DEVICE=CUDA (tests/runtime/cuda_harness.sh; the ctest
 #               cuda_op_harness also runs the gradient tests)
-#   matmul      lazygrad bench matmul --dtype bf16 --sizes 4096,8192 on CUDA, a @ b and a @ W^T (--bt),
+#   matmul      lazygrad bench matmul --dtype bf16 --sizes 4096,8192 on CUDA, a @ b, a @ W^T (--bt, a
+#               layer's forward) and a^T @ b (--at, a weight gradient: both operands strided along k),
 #               each value only when its sampled float64 check passes; cuBLAS through PyTorch
 #               (torch.matmul, bf16) when python3 can import torch with CUDA, else "n/a"; with
 #               --beam W also both layouts with BEAM=W (runtime/beam.h: the search over the GPU
-#               heuristic's knobs, tensor cores on and off; the search is in the first, untimed run)
+#               heuristic's knobs, tensor cores on and off; the search is in the first, untimed run);
+#               each --also VAR=VALUE times both layouts again with that environment variable set
+#               (e.g. --also TC_RUN=0: the tensor-core fragments in the PTX order, the kernel before
+#               lane runs, measured beside the default in the same run)
 #   llama       lazygrad train --model llama3.1-8b --set layers=N (default 2) --seq S --batch 1
 #               --dtype bf16 --synthetic --steps 4 on CUDA, S the first of --seq (default 8192,2048)
 #               whose run completes (the issue's "8192 or the largest that fits"; the table says
 #               why a longer one did not): tokens/s and MFU against the
 #               H200's dense bf16 peak, 989 TFLOP/s; the same step in PyTorch when available
 #               (tools/gpu_check_torch_step.py, the PyTorch twin's model on the GPU)
-# Time limits: build 240 s (skipped with --no-build), harness 120, matmul 2 x 40 + 40, lazygrad step
+# Time limits: build 240 s (skipped with --no-build), harness 120, matmul 3 x 30 + 30, lazygrad step
 # 120 for the first sequence and 60 for a shorter one, PyTorch step 60: at most 8 minutes after the
-# build; --beam adds 2 x 60.
+# build; --beam adds 3 x 60, each --also 3 x 30.
 #
 # Environment: CUDA_PATH (default /usr/local/cuda), CUDA_ARCH (default: the GPU's).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
-build=build-gpu layers=2 seqs=8192,2048 do_build=1 peak=989 beam=0
+build=build-gpu layers=2 seqs=8192,2048 do_build=1 peak=989 beam=0 also=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build-dir) build=$2; shift 2 ;;
@@ -37,7 +42,11 @@ while [[ $# -gt 0 ]]; do
     --seq) seqs=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
     --beam) beam=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --also)
+      [[ ${2:-} =~ ^[A-Z_][A-Z0-9_]*=[^[:space:]]+$ ]] ||
+        { echo "gpu_check.sh: --also takes VAR=VALUE (e.g. TC_RUN=0), got '${2:-}'" >&2; exit 2; }
+      also+=("$2"); shift 2 ;;
+    -h|--help) sed -n '2,/^set -uo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_check.sh: unknown option '$1'" >&2; exit 2 ;;
   esac
 done
@@ -78,26 +87,29 @@ esac
 
 say "bf16 matmul"
 declare -A lg_tflops torch_tflops
-# a @ b, then a @ W^T (b transposed, as a Linear layer multiplies); each line also says whether 64
+# a @ b, a @ W^T (b transposed, as a Linear layer multiplies), a^T @ b (a weight gradient: dY^T X);
+# each line also says whether 64
 # sampled entries matched a float64 reference (check=ok), else the value is not reported
-# (with --beam W, again with BEAM=W: keys gain a "b")
-runs=("0 40")
-[[ $beam -gt 0 ]] && runs+=("$beam 60")
+# (with --beam W, again with BEAM=W: keys gain a "b"; with --also, again with each setting: keys
+# gain "x1", "x2", ...). A run: BEAM width, time limit, environment setting (- for none), key suffix.
+runs=("0 30 - ")
+[[ $beam -gt 0 ]] && runs+=("$beam 60 - b")
+for i in "${!also[@]}"; do runs+=("0 30 ${also[$i]} x$((i + 1))"); done
 for run in "${runs[@]}"; do
-  read -r width limit <<<"$run"
-  suffix=""; [[ $width -gt 0 ]] && suffix=b
-  for layout in "" --bt; do
+  read -r width limit setting suffix <<<"$run"
+  env_set=(); [[ $setting != - ]] && env_set=("$setting")
+  for layout in "" --bt --at; do
     while read -r line; do
       echo "$line" >>"$log"
-      [[ $line =~ N=([0-9]+)(\ b=W\^T)?\ .*tflops=([0-9.]+).*check=ok ]] &&
-        lg_tflops[${BASH_REMATCH[1]}${BASH_REMATCH[2]:+t}$suffix]=${BASH_REMATCH[3]}
-    done < <(BEAM=$width DEVICE=CUDA timeout "$limit" "$lazygrad" bench matmul --device CUDA --dtype bf16 --sizes 4096,8192 --repeats 10 $layout 2>>"$log")
+      [[ $line =~ N=([0-9]+)(\ a=X\^T)?(\ b=W\^T)?\ .*tflops=([0-9.]+).*check=ok ]] &&
+        lg_tflops[${BASH_REMATCH[1]}${BASH_REMATCH[2]:+a}${BASH_REMATCH[3]:+t}$suffix]=${BASH_REMATCH[4]}
+    done < <(env "${env_set[@]}" BEAM=$width DEVICE=CUDA timeout "$limit" "$lazygrad" bench matmul --device CUDA --dtype bf16 --sizes 4096,8192 --repeats 10 $layout 2>>"$log")
   done
 done
 have_torch=0
 if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
   have_torch=1
-  while read -r n t; do torch_tflops[$n]=$t; done < <(timeout 40 python3 - <<'EOF' 2>>"$log"
+  while read -r n t; do torch_tflops[$n]=$t; done < <(timeout 30 python3 - <<'EOF' 2>>"$log"
 import torch
 for n in (4096, 8192):
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
@@ -152,18 +164,19 @@ echo
 echo "| check | lazygrad | cuBLAS (PyTorch) | ratio |"
 echo "|---|---|---|---|"
 echo "| op harness on CUDA | ${result[harness]} | | |"
-for n in 4096 8192; do
-  echo "| bf16 matmul $n, a @ b (TFLOP/s) | ${lg_tflops[$n]:-n/a} | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[$n]:-}" "${torch_tflops[$n]:-}") |"
-  echo "| bf16 matmul $n, a @ W^T (TFLOP/s) | ${lg_tflops[${n}t]:-n/a} | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[${n}t]:-}" "${torch_tflops[$n]:-}") |"
-done
-if [[ $beam -gt 0 ]]; then
+# one row per size, layout and run (the default, BEAM=W, each --also)
+labels=(""); suffixes=("")
+[[ $beam -gt 0 ]] && { labels+=(", BEAM=$beam"); suffixes+=(b); }
+for i in "${!also[@]}"; do labels+=(", ${also[$i]}"); suffixes+=("x$((i + 1))"); done
+for r in "${!labels[@]}"; do
   for n in 4096 8192; do
-    for t in "" t; do
-      what="a @ b"; [[ -n $t ]] && what="a @ W^T"
-      echo "| bf16 matmul $n, $what, BEAM=$beam (TFLOP/s) | ${lg_tflops[$n${t}b]:-n/a} | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[$n${t}b]:-}" "${torch_tflops[$n]:-}") |"
+    for t in "" t a; do
+      what="a @ b"; [[ $t == t ]] && what="a @ W^T"; [[ $t == a ]] && what="a^T @ b"
+      k=$n$t${suffixes[$r]}
+      echo "| bf16 matmul $n, $what${labels[$r]} (TFLOP/s) | ${lg_tflops[$k]:-n/a} | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[$k]:-}" "${torch_tflops[$n]:-}") |"
     done
   done
-fi
+done
 echo "| llama3.1-8b, $layers layers, seq $seq, bf16: tokens/s | ${tok_s:-n/a (rc $train_rc)} | $torch_tok_s (PyTorch) | $(ratio "${tok_s:-}" "${torch_tok_s//[^0-9.]/}") |"
 echo "| same: MFU (peak $peak TFLOP/s) | ${mfu:-n/a} | ${torch_mfu:-} | |"
 [[ -n $longer ]] && echo "(runs that did not complete: ${longer%; })"

@@ -52,6 +52,15 @@ struct Access {
   int64_t offset;    // element index = x + offset
 };
 
+// Every access of one buffer, for conflicts: where, whether a store, and its index x + offset
+// (x null for a gated access: it could be anywhere).
+struct BufferAccess {
+  size_t position;
+  bool store;
+  const Node* x;
+  int64_t offset;
+};
+
 // The program's blocks: a new id at every loop head (GPU launch ranges are not loops), the
 // enclosing block's again after its END.
 std::vector<int> block_ids(const LinearProgram& prog) {
@@ -94,26 +103,68 @@ bool is_aligned_word_pair(const Node* lo, const Node* hi) {
   return x == y && t == s + 1 && s % 2 == 0 && power_of_two_divisor(x, divisors) % 2 == 0;
 }
 
+namespace {
+
+// Groups of `lanes` accesses among `accesses` (one candidate key, sorted by offset) into plan;
+// returns the accesses left out. Positions of every access of the buffer: for conflicts.
+std::vector<Access> group_runs(const LinearProgram& prog, std::vector<Access> accesses, const Node* x, int64_t lanes, bool store,
+                               const std::vector<BufferAccess>& buffer_accesses, VectorAccessPlan& plan) {
+  std::vector<bool> grouped(accesses.size(), false);
+  for (size_t i = 0; i + lanes <= accesses.size(); i++) {
+    int64_t s = accesses[i].offset;
+    if (((s % lanes) + lanes) % lanes != 0 || accesses[i + lanes - 1].offset != s + lanes - 1) continue;
+    bool distinct = true;
+    for (int64_t k = 1; k < lanes; k++) distinct = distinct && accesses[i + k].offset == s + k;
+    if (!distinct) continue;
+    size_t lo = accesses[i].position, hi = lo;
+    for (int64_t k = 0; k < lanes; k++) {
+      lo = std::min(lo, accesses[i + k].position);
+      hi = std::max(hi, accesses[i + k].position);
+    }
+    // No other access of the buffer in between that the moved load or store would reorder
+    // with (a store for a load group, anything for a store group), unless it provably touches
+    // another element: the same x with an offset outside the group's (a lane's tensor-core outputs).
+    bool clear = true;
+    for (const BufferAccess& o : buffer_accesses) {
+      bool member = false;
+      for (int64_t k = 0; k < lanes; k++) member = member || accesses[i + k].position == o.position;
+      bool elsewhere = o.x == x && (o.offset < s || o.offset >= s + lanes);
+      if (o.position > lo && o.position < hi && !member && (store || o.store) && !elsewhere) clear = false;
+    }
+    if (!clear) continue;
+    VectorAccess g;
+    for (int64_t k = 0; k < lanes; k++) {
+      g.members.push_back(accesses[i + k].node);
+      grouped[i + k] = true;
+    }
+    g.first = prog.ops[lo].get();
+    g.last = prog.ops[hi].get();
+    g.first_position = lo;
+    plan.groups.push_back(std::move(g));
+    i += lanes - 1;
+  }
+  std::vector<Access> left;
+  for (size_t i = 0; i < accesses.size(); i++)
+    if (!grouped[i]) left.push_back(accesses[i]);
+  return left;
+}
+
+}  // namespace
+
 VectorAccessPlan plan_vector_accesses(const LinearProgram& prog) {
   std::vector<int> block = block_ids(prog);
   // Candidates keyed by (store?, buffer, x, block); every access of each buffer, for conflicts.
   std::map<std::tuple<bool, size_t, const Node*, int>, std::vector<Access>> candidates;
-  std::unordered_map<const Node*, std::vector<std::pair<size_t, bool>>> by_buffer;  // (position, store?)
+  std::unordered_map<const Node*, std::vector<BufferAccess>> by_buffer;
   for (size_t i = 0; i < prog.ops.size(); i++) {
     const Node* n = prog.ops[i].get();
     if (n->op != Op::LOAD && n->op != Op::STORE) continue;
     const Node* idx = n->src[0].get();
     const Node* buffer = idx->src[0].get();
     bool store = n->op == Op::STORE;
-    by_buffer[buffer].push_back({i, store});
+    auto [x, offset] = split_offset(idx->src[1].get());
+    by_buffer[buffer].push_back({i, store, idx->src.size() == 2 ? x : nullptr, offset});
     if (idx->src.size() != 2 || buffer->op != Op::DEFINE_GLOBAL || lanes_of(buffer->dtype.base()) == 0) continue;
-    const Node* e = idx->src[1].get();
-    const Node* x = e;
-    int64_t offset = 0;
-    if (e->op == Op::ADD && e->src[1]->is_const()) {
-      x = e->src[0].get();
-      offset = e->src[1]->const_as_int();
-    }
     size_t slot = static_cast<size_t>(buffer->get_arg<int64_t>());
     candidates[{store, slot, x, block[i]}].push_back({n, i, offset});
   }
@@ -124,37 +175,13 @@ VectorAccessPlan plan_vector_accesses(const LinearProgram& prog) {
     bool store = std::get<0>(key);
     const Node* x = std::get<2>(key);
     const Node* buffer = accesses[0].node->src[0]->src[0].get();
-    int64_t lanes = lanes_of(buffer->dtype.base());
-    if (power_of_two_divisor(x, divisors) % lanes != 0) continue;
     std::sort(accesses.begin(), accesses.end(), [](const Access& a, const Access& b) { return a.offset < b.offset; });
-    for (size_t i = 0; i + lanes <= accesses.size(); i++) {
-      int64_t s = accesses[i].offset;
-      if (((s % lanes) + lanes) % lanes != 0 || accesses[i + lanes - 1].offset != s + lanes - 1) continue;
-      bool distinct = true;
-      for (int64_t k = 1; k < lanes; k++) distinct = distinct && accesses[i + k].offset == s + k;
-      if (!distinct) continue;
-      size_t lo = accesses[i].position, hi = lo;
-      for (int64_t k = 0; k < lanes; k++) {
-        lo = std::min(lo, accesses[i + k].position);
-        hi = std::max(hi, accesses[i + k].position);
-      }
-      // No other access of the buffer in between that the moved load or store would reorder
-      // with: a store for a load group, anything for a store group.
-      bool clear = true;
-      for (auto [p, other_store] : by_buffer.at(buffer)) {
-        bool member = false;
-        for (int64_t k = 0; k < lanes; k++) member = member || accesses[i + k].position == p;
-        if (p > lo && p < hi && !member && (store || other_store)) clear = false;
-      }
-      if (!clear) continue;
-      VectorAccess g;
-      for (int64_t k = 0; k < lanes; k++) g.members.push_back(accesses[i + k].node);
-      g.first = prog.ops[lo].get();
-      g.last = prog.ops[hi].get();
-      g.first_position = lo;
-      plan.groups.push_back(std::move(g));
-      i += lanes - 1;
-    }
+    // 16-byte groups, then (16-bit elements) 8-byte groups of what is left
+    int64_t lanes = lanes_of(buffer->dtype.base());
+    int64_t least = lanes == 8 ? 4 : lanes;
+    std::vector<Access> left = accesses;
+    for (; lanes >= least && !left.empty(); lanes /= 2)
+      if (power_of_two_divisor(x, divisors) % lanes == 0) left = group_runs(prog, left, x, lanes, store, by_buffer.at(buffer), plan);
   }
   std::sort(plan.groups.begin(), plan.groups.end(),
             [](const VectorAccess& a, const VectorAccess& b) { return a.first_position < b.first_position; });

@@ -1,9 +1,11 @@
 #include "codegen/heuristic_tc.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "base/config.h"
 #include "base/error.h"
+#include "codegen/access.h"
 #include "codegen/smem.h"
 #include "codegen/tensor_core.h"
 #include "rewrite/rewrite.h"
@@ -21,6 +23,18 @@ int64_t largest_divisor(int64_t n, int64_t most) {
 
 int64_t padded(int64_t n, int64_t tile) { return (n + tile - 1) / tile * tile; }
 
+// Whether the matmul's loads of one operand (those that move along `along` and k but not along
+// `other`) all read consecutive elements along `along`, and there is one.
+bool operand_contiguous(const std::vector<Access>& accesses, int along, int other, int k) {
+  bool any = false;
+  for (const Access& a : accesses) {
+    if (a.is_store || a.stride[along] == 0 || a.stride[k] == 0 || a.stride[other] != 0) continue;
+    if (a.stride[along] != 1) return false;
+    any = true;
+  }
+  return any;
+}
+
 }  // namespace
 
 bool cuda_tensor_cores(const std::string& arch) {
@@ -31,7 +45,7 @@ bool cuda_tensor_cores(const std::string& arch) {
 
 TcTiling TcTiling::from_config() {
   const Config& c = config();
-  return {c.tc_warp_m, c.tc_warp_n, c.tc_block_m, c.tc_block_n, c.smem};
+  return {c.tc_warp_m, c.tc_warp_n, c.tc_block_m, c.tc_block_n, c.smem, c.tc_run};
 }
 
 std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled, const TcTiling& tiling) {
@@ -51,26 +65,49 @@ std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled, cons
   TcAxes c = cands[choice];
   int64_t m = size(c.m), n = size(c.n), k = size(c.k);
   if (m < kTcM || n < kTcN || k < kTcK) return std::nullopt;
-  std::vector<Opt> opts;
-  if (m % kTcM) opts.push_back({OptKind::PADTO, c.m, static_cast<int>(kTcM)});
-  if (n % kTcN) opts.push_back({OptKind::PADTO, c.n, static_cast<int>(kTcN)});
-  if (k % kTcK) opts.push_back({OptKind::PADTO, c.k, static_cast<int>(kTcK)});
-  opts.push_back({OptKind::TC, choice});  // PADTO keeps the axes and the candidates' order
-  int64_t mt = padded(m, kTcM) / kTcM, nt = padded(n, kTcN) / kTcN;  // tiles along m and n
-  int64_t tm = largest_divisor(mt, tiling.warp_m), tn = largest_divisor(nt, tiling.warp_n);
-  if (tm > 1) opts.push_back({OptKind::UPCAST, c.m, static_cast<int>(tm)});
-  if (tn > 1) opts.push_back({OptKind::UPCAST, c.n, static_cast<int>(tn)});
-  int64_t wm = largest_divisor(mt / tm, tiling.block_m), wn = largest_divisor(nt / tn, tiling.block_n);
-  if (wm > 1) opts.push_back({OptKind::LOCAL, c.m, static_cast<int>(wm)});
-  if (wn > 1) opts.push_back({OptKind::LOCAL, c.n, static_cast<int>(wn)});
-  for (int a = 0; a < static_cast<int>(axes.size()); a++)
-    if (axes[a]->get_arg<RangeArg>().type != AxisType::REDUCE) opts.push_back({OptKind::GLOBAL, a});
-  // The block's A tile (BM x 16) and B tile (16 x BN) of each k step in shared memory, if they fit;
-  // staging reads one A and one B per k step (smem.h).
-  int64_t bm = kTcM * tm * wm, bn = kTcN * tn * wn;
-  int64_t bytes = (bm * kTcK + kTcK * bn) * itemsize(c.input);
-  if (tiling.smem && c.products == 1 && bytes <= kSharedMemoryBytes) opts.push_back({OptKind::SMEM, 0});
-  return opts;
+  std::vector<Access> accesses = kernel_accesses(ast);
+  // The list for lane runs of `run` elements (0: the PTX order) and the block's tile, bm x bn.
+  struct Tiled {
+    std::vector<Opt> opts;
+    int64_t bm, bn;
+  };
+  auto tiled = [&](int64_t run) {
+    std::vector<Opt> opts;
+    if (m % kTcM) opts.push_back({OptKind::PADTO, c.m, static_cast<int>(kTcM)});
+    if (n % kTcN) opts.push_back({OptKind::PADTO, c.n, static_cast<int>(kTcN)});
+    if (k % kTcK) opts.push_back({OptKind::PADTO, c.k, static_cast<int>(kTcK)});
+    // Lane runs (heuristic_tc.h): along k for both operands (TC's lane runs, as many mma steps as
+    // divide k); along m (n) for an operand contiguous there, by an UPCAST of m (n) before TC.
+    int steps = static_cast<int>(run / 4);
+    while (steps > 1 && padded(k, kTcK) % (kTcK * steps) != 0) steps /= 2;
+    // (at most the warp's tiles along the axis, at least 4 elements: 8 bytes)
+    int64_t um = std::min<int64_t>(run, tiling.warp_m), un = std::min<int64_t>(run, tiling.warp_n);
+    if (um < 4 || m % (kTcM * um) != 0 || !operand_contiguous(accesses, c.m, c.n, c.k)) um = 1;
+    if (un < 4 || n % (kTcN * un) != 0 || !operand_contiguous(accesses, c.n, c.m, c.k)) un = 1;
+    if (un > 1) opts.push_back({OptKind::UPCAST, c.n, static_cast<int>(un)});
+    if (um > 1) opts.push_back({OptKind::UPCAST, c.m, static_cast<int>(um)});
+    opts.push_back({OptKind::TC, choice, steps});  // PADTO and UPCAST keep the axes and the candidates' order
+    int64_t mt = padded(m, kTcM) / kTcM / um, nt = padded(n, kTcN) / kTcN / un;  // tiles along m and n, per run element
+    int64_t tm = largest_divisor(mt, tiling.warp_m / um), tn = largest_divisor(nt, tiling.warp_n / un);
+    if (tm > 1) opts.push_back({OptKind::UPCAST, c.m, static_cast<int>(tm)});
+    if (tn > 1) opts.push_back({OptKind::UPCAST, c.n, static_cast<int>(tn)});
+    int64_t wm = largest_divisor(mt / tm, tiling.block_m), wn = largest_divisor(nt / tn, tiling.block_n);
+    if (wm > 1) opts.push_back({OptKind::LOCAL, c.m, static_cast<int>(wm)});
+    if (wn > 1) opts.push_back({OptKind::LOCAL, c.n, static_cast<int>(wn)});
+    for (int a = 0; a < static_cast<int>(axes.size()); a++)
+      if (axes[a]->get_arg<RangeArg>().type != AxisType::REDUCE) opts.push_back({OptKind::GLOBAL, a});
+    return Tiled{std::move(opts), kTcM * um * tm * wm, kTcN * un * tn * wn};
+  };
+  // With SMEM: the block's A tile (BM x 16) and B tile (16 x BN) of each k step in shared memory,
+  // if they fit; staging reads one A and one B per k step (smem.h), in the PTX order.
+  if (tiling.smem && c.products == 1) {
+    Tiled t = tiled(0);
+    if ((t.bm * kTcK + kTcK * t.bn) * itemsize(c.input) <= kSharedMemoryBytes) {
+      t.opts.push_back({OptKind::SMEM, 0});
+      return t.opts;
+    }
+  }
+  return tiled(tiling.run_bytes / itemsize(c.input)).opts;  // run: 0, 4 or 8 elements
 }
 
 }  // namespace lg

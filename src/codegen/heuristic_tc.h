@@ -15,10 +15,16 @@ bool cuda_tensor_cores(const std::string& arch);
 // How a tensor-core matmul is tiled: at most warp_m x warp_n mma tiles per warp (UPCAST of m/16
 // and n/8: A fragments reused along n, B along m) and block_m x block_n warps per block (LOCAL);
 // smem: the block's tiles staged in shared memory (Opt SMEM) where they fit. Powers of two.
+// run_bytes (0, 8 or 16): each lane reads its fragment elements in runs of that many bytes
+// (lane runs): along k with TC's lane runs (tensor_core.h) for both operands, and along m (n) for
+// an operand contiguous there, by an UPCAST of m (n) before TC by run_bytes / 2 elements (counted
+// in the warp's tiles): lane g's tile row is then that many neighbouring elements, and so are the
+// outputs each lane stores. 0: the PTX order (4-byte pairs; what SMEM stages).
 struct TcTiling {
   int warp_m = 4, warp_n = 8, block_m = 2, block_n = 2;
   bool smem = false;
-  static TcTiling from_config();  // TC_WARP, TC_BLOCK, SMEM (base/config.h)
+  int run_bytes = 16;
+  static TcTiling from_config();  // TC_WARP, TC_BLOCK, SMEM, TC_RUN (base/config.h)
   bool operator==(const TcTiling&) const = default;
 };
 

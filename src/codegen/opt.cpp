@@ -127,7 +127,7 @@ static NodeRef pad_axis(const NodeRef& ast, const NodeRef& r, int64_t amount) {
 }
 
 static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
-  if (o.kind == OptKind::TC) return apply_tensor_core(ast, o.axis);  // its axis picks a matmul
+  if (o.kind == OptKind::TC) return apply_tensor_core(ast, o.axis, o.amount);  // axis: the matmul, amount: lane runs
   if (o.kind == OptKind::SMEM) return stage_tc_operands(ast);
   std::vector<NodeRef> axes = kernel_axes(ast);
   if (o.axis < 0 || o.axis >= static_cast<int>(axes.size())) throw OptError(str("no axis ", o.axis));

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -311,9 +312,15 @@ class GpuWriter {
     line(gate.empty() ? s : str("if (", gate, ") ", s));
   }
 
-  // 16-byte accesses (codegen/gpu_vector_access.h): float4 for 4 float32 elements, uint4 for 8
-  // 16-bit ones (element 2i in the low half of word i: little-endian, as in memory).
-  static const char* vector_type(const VectorAccess& g) { return g.members.size() == 4 ? "float4" : "uint4"; }
+  // Vector accesses (codegen/gpu_vector_access.h): float4 for 4 float32 elements, uint4 (uint2)
+  // for 8 (4) 16-bit ones (element 2i in the low half of word i: little-endian, as in memory).
+  static bool is_float_vector(const VectorAccess& g) {
+    const Node* m = g.members[0];
+    return (m->op == Op::LOAD ? m->dtype : m->src[1]->dtype) == dtypes::float32;
+  }
+  static const char* vector_type(const VectorAccess& g) {
+    return is_float_vector(g) ? "float4" : g.members.size() == 8 ? "uint4" : "uint2";
+  }
   static int lane_of(const VectorAccess& g, const Node& n) {
     return static_cast<int>(std::find(g.members.begin(), g.members.end(), &n) - g.members.begin());
   }
@@ -334,10 +341,20 @@ class GpuWriter {
       line(str("const ", T, " ", v, " = *(const ", T, "*)(", vector_address(g, n), ");"));
     }
     int lane = lane_of(g, n);
-    static const char* const kWord = "xyzw";
-    if (g.members.size() == 4) return define(n, str(v, ".", kWord[lane]));
+    if (is_float_vector(g)) return define(n, str(v, ".", kWord[lane]));
     std::string bits = str("(unsigned short)(", v, ".", kWord[lane / 2], lane % 2 ? " >> 16" : "", ")");
     define(n, from_memory(n.dtype, str(n.dtype.scalar == Scalar::BFloat16 ? "lg_bits_bf16(" : "lg_bits_f16(", bits, ")")));
+  }
+  static constexpr const char* kWord = "xyzw";
+  // The 32-bit word of a loaded 16-bit vector group that holds member n, and which half (1: high).
+  std::optional<std::pair<std::string, int>> vector_word(const Node& n) {
+    auto g = vectors_.group_of.find(&n);
+    if (n.op != Op::LOAD || g == vectors_.group_of.end()) return std::nullopt;
+    const VectorAccess& group = vectors_.groups[g->second];
+    auto v = vector_value_.find(g->second);
+    if (is_float_vector(group) || v == vector_value_.end()) return std::nullopt;
+    int lane = lane_of(group, n);
+    return std::make_pair(str(v->second, ".", kWord[lane / 2]), lane % 2);
   }
   // The group is written where its last member is met (every member's value is defined there).
   void emit_vector_store(const Node& n, int group) {
@@ -346,12 +363,13 @@ class GpuWriter {
     std::vector<std::string> v;
     for (const Node* m : g.members) v.push_back(to_memory(m->src[1]->dtype, ref(m->src[1])));
     std::string value;
-    if (g.members.size() == 4) {
+    if (is_float_vector(g)) {
       value = str("make_float4(", v[0], ", ", v[1], ", ", v[2], ", ", v[3], ")");
     } else {
       const char* bits = n.src[1]->dtype.scalar == Scalar::BFloat16 ? "lg_bf16_bits(" : "lg_f16_bits(";
       auto word = [&](int i) { return str("((uint32_t)", bits, v[2 * i], ") | ((uint32_t)", bits, v[2 * i + 1], ") << 16))"); };
-      value = str("make_uint4(", word(0), ", ", word(1), ", ", word(2), ", ", word(3), ")");
+      value = g.members.size() == 8 ? str("make_uint4(", word(0), ", ", word(1), ", ", word(2), ", ", word(3), ")")
+                                    : str("make_uint2(", word(0), ", ", word(1), ")");
     }
     std::string s = str("*(", vector_type(g), "*)(", vector_address(g, n), ") = ", value, ";");
     std::string gate = store_gate(*n.src[0]);
@@ -367,14 +385,8 @@ class GpuWriter {
     if (it == mmas_.end()) {
       const char* t = n.src[1]->dtype == dtypes::bfloat16 ? "bf16" : "f16";
       std::string args;
-      for (int r = 0; r < 6; r++) {  // A's 4 registers, then B's 2: element pairs, the even one low
-        const Node &lo = *n.src[1 + 2 * r], &hi = *n.src[2 + 2 * r];
-        // two adjacent elements in memory: one 32-bit load (gpu_vector_access.h), else convert and pack
-        std::string reg = is_aligned_word_pair(&lo, &hi)
-                              ? str("*(const uint32_t*)(", ref(lo.src[0]->src[0]), " + ", ref(lo.src[0]->src[1]), ")")
-                              : str("lg_pack_", t, "x2(", ref(n.src[1 + 2 * r]), ", ", ref(n.src[2 + 2 * r]), ")");
-        args += str(r ? ", " : "", reg);
-      }
+      for (int r = 0; r < 6; r++)  // A's 4 registers, then B's 2: element pairs, the even one low
+        args += str(r ? ", " : "", fragment_register(*n.src[1 + 2 * r], *n.src[2 + 2 * r], t));
       for (int c = 13; c < 17; c++) args += str(", ", ref(n.src[c]));
       std::string m = str("mma", next_++);
       line(str("const lg_mma_f32x4 ", m, " = lg_mma_m16n8k16_", t, "(", args, ");"));
@@ -383,6 +395,27 @@ class GpuWriter {
     define(n, str(it->second, ".x[", n.get_arg<int64_t>(), "]"));
   }
   std::map<std::vector<const Node*>, std::string> mmas_;  // WMMA sources -> the mma's result
+
+  // A tensor-core register: fragment elements lo and hi (lo in the low half). Both halves of one
+  // word of a vector load (a lane run along k): that word; halves of two loaded words (a lane run
+  // along m or n: k neighbours are rows apart): the two halves picked by one byte permutation;
+  // two adjacent elements in memory: one 32-bit load (gpu_vector_access.h); else convert and pack.
+  std::string fragment_register(const Node& lo, const Node& hi, const char* t) {
+    auto wl = vector_word(lo), wh = vector_word(hi);
+    if (wl && wh) {
+      if (wl->first == wh->first && wl->second == 0 && wh->second == 1) return wl->first;
+      // __byte_perm(x, y, s): byte i of the result is byte (s >> 4i) & 7 of y:x
+      int sel = (wl->second ? 0x32 : 0x10) | (wh->second ? 0x76 : 0x54) << 8;
+      return str("__byte_perm(", wl->first, ", ", wh->first, ", 0x", hex4(sel), "u)");
+    }
+    if (is_aligned_word_pair(&lo, &hi)) return str("*(const uint32_t*)(", ref(lo.src[0]->src[0]), " + ", ref(lo.src[0]->src[1]), ")");
+    return str("lg_pack_", t, "x2(", expr_.at(&lo), ", ", expr_.at(&hi), ")");
+  }
+  static std::string hex4(int v) {
+    char b[8];
+    std::snprintf(b, sizeof b, "%04x", v);
+    return b;
+  }
 
   std::string alu_expr(const Node& n);
   std::string bitcast_expr(const Node& n);

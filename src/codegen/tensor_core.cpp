@@ -138,7 +138,15 @@ std::vector<TcAxes> tc_candidates(const NodeRef& ast) {
   return out;
 }
 
-NodeRef apply_tensor_core(const NodeRef& ast, int choice) {
+NodeRef tc_lane_run_k(const NodeRef& lane, TcOperand operand, int steps, int step, int j) {
+  LG_CHECK(operand != TcOperand::C && steps >= 1 && step >= 0 && step < steps, "no lane-run k place");
+  int p = operand == TcOperand::A ? j >> 2 : j >> 1;  // which half (8 apart) of the PTX k step
+  return (lane % 4) * (4 * steps) + (4 * step + 2 * p + (j & 1));
+}
+
+NodeRef apply_tensor_core(const NodeRef& ast, int choice, int lane_runs) {
+  if (lane_runs < 0 || lane_runs > kTcMostLaneRunSteps)
+    throw OptError(str("TC: ", lane_runs, " mma steps per lane run (0 for the PTX order, 1 to ", kTcMostLaneRunSteps, ")"));
   std::vector<TcAxes> cands = tc_candidates(ast);
   if (choice < 0 || choice >= static_cast<int>(cands.size()))
     throw OptError(str("no tensor-core matmul ", choice, " (the kernel has ", cands.size(),
@@ -152,30 +160,37 @@ NodeRef apply_tensor_core(const NodeRef& ast, int choice) {
     const RangeArg& a = r->get_arg<RangeArg>();
     return range(n / tile, a.id, a.type);
   };
-  NodeRef mo = outer(M, kTcM, "m"), no = outer(N, kTcN, "n"), ko = outer(K, kTcK, "k");
+  const int steps = std::max(lane_runs, 1);  // mmas per k step, per product
+  const int64_t k_step = kTcK * steps;
+  NodeRef mo = outer(M, kTcM, "m"), no = outer(N, kTcN, "n"), ko = outer(K, k_step, "k");
   Matmul mm = *match_matmul(ast);
   NodeRef lane = range(kWarpLanes, kTcLaneRangeId, AxisType::LOCAL);
   NodeRef zero16 = cnst(c.input, 0.0);
   // Fragment j of an operand: the operand with its two axes at element j's place in the tile (and
   // zero where a PADTO of k masks the product: both operands, so the product is exactly 0).
+  // Step u of the k step reads k = ko * k_step + (the PTX place, or the lane-run place: u's share
+  // of each lane's run, tensor_core.h), the same in A's columns and B's rows.
   auto fragment = [&](const NodeRef& x, TcOperand op, const NodeRef& other, const NodeRef& other_outer, int64_t other_tile,
-                      bool other_is_row, int j) {
-    NodeRef k_at = tile_index(ko, kTcK, op, !other_is_row, lane, j);
+                      bool other_is_row, int u, int j) {
+    NodeRef k_at = lane_runs == 0 ? tile_index(ko, kTcK, op, !other_is_row, lane, j)
+                                  : ko * k_step + tc_lane_run_k(lane, op, steps, u, j);
     NodeRef v = substitute(x, {{K, k_at}, {other, tile_index(other_outer, other_tile, op, other_is_row, lane, j)}});
     return mm.mask ? where(substitute(mm.mask, {{K, k_at}}), v, zero16) : v;
   };
   // One mma per product, chained: product p's C is product p-1's D (the first's is zero).
   std::vector<NodeRef> d(tc_fragment_size(TcOperand::C), cnst(dtypes::float32, 0.0));
-  for (const auto& [x, y] : mm.products) {
-    std::vector<NodeRef> src{lane};
-    for (int j = 0; j < tc_fragment_size(TcOperand::A); j++) src.push_back(fragment(x, TcOperand::A, M, mo, kTcM, true, j));
-    for (int j = 0; j < tc_fragment_size(TcOperand::B); j++) src.push_back(fragment(y, TcOperand::B, N, no, kTcN, false, j));
-    src.insert(src.end(), d.begin(), d.end());
-    for (int i = 0; i < tc_fragment_size(TcOperand::C); i++) d[i] = make(Op::WMMA, dtypes::float32, src, int64_t{i});
-  }
+  // With lane runs, the steps of one k step are further links of the chain.
+  for (int u = 0; u < steps; u++)
+    for (const auto& [x, y] : mm.products) {
+      std::vector<NodeRef> src{lane};
+      for (int j = 0; j < tc_fragment_size(TcOperand::A); j++) src.push_back(fragment(x, TcOperand::A, M, mo, kTcM, true, u, j));
+      for (int j = 0; j < tc_fragment_size(TcOperand::B); j++) src.push_back(fragment(y, TcOperand::B, N, no, kTcN, false, u, j));
+      src.insert(src.end(), d.begin(), d.end());
+      for (int i = 0; i < tc_fragment_size(TcOperand::C); i++) d[i] = make(Op::WMMA, dtypes::float32, src, int64_t{i});
+    }
   std::vector<NodeRef> stores;
   for (int i = 0; i < tc_fragment_size(TcOperand::C); i++) {
-    // REDUCE over k/16 (and any other reduce range) of element i of this lane's D fragment.
+    // REDUCE over k/k_step (and any other reduce range) of element i of this lane's D fragment.
     std::vector<NodeRef> red{d[i]};
     for (auto s = mm.reduce->src.begin() + 1; s != mm.reduce->src.end(); ++s) red.push_back(*s == K ? ko : *s);
     NodeRef ri = make(Op::REDUCE, dtypes::float32, std::move(red), Op::ADD);

@@ -57,13 +57,26 @@ struct TcAxes {
 // sizes are not checked here (apply_tensor_core does).
 std::vector<TcAxes> tc_candidates(const NodeRef& ast);
 
+// Lane runs. An mma sums its 16 products over k in any order the A columns and B rows agree on, so
+// which memory k a tile column stands for is free as long as both operands use the same map. The
+// PTX order gives lane t the k pairs (2t, 2t+1) and (2t+8, 2t+9) of a 16-wide step: 4-byte pieces
+// 16 bytes apart. With lane runs of S steps (S = 1, 2 or 4), a k step is 16*S wide and lane t's
+// elements of all S mmas are the one run k = 4S*t .. 4S*t + 4S - 1 (8*S contiguous bytes of an
+// operand contiguous along k: one 8- or 16-byte load, or several, instead of 2*S 4-byte ones):
+// element j of operand A or B in step u sits at
+//   k = 4S*t + 4u + 2p + j%2,   p = j/4 (A) or j/2 (B): the half (8 apart) of the PTX step,
+// a bijection of each lane's run onto its PTX places in the S steps (tests: each k once).
+inline constexpr int kTcMostLaneRunSteps = 4;
+NodeRef tc_lane_run_k(const NodeRef& lane, TcOperand operand, int steps, int step, int j);
+
 // Opt TC with axis `choice`: m, n, k (tc_candidates(ast)[choice]) are split by the tile, 16, 8 and
-// 16; the tile's rows and columns become the lanes of a LOCAL range of 32 (id kTcLaneRangeId) and
-// the four elements of each lane's D fragment (four copies of every store); the reduction over k
-// becomes a reduction over k/16 of WMMA nodes, one per product, chained (product p's C is product
-// p-1's D). Throws OptError when there is no such candidate or a size is not a multiple of its tile
-// dimension (PADTO first).
-NodeRef apply_tensor_core(const NodeRef& ast, int choice);
+// 16 (16 * lane_runs with lane runs, above); the tile's rows and columns become the lanes of a
+// LOCAL range of 32 (id kTcLaneRangeId) and the four elements of each lane's D fragment (four
+// copies of every store); the reduction over k becomes a reduction over the k steps of WMMA nodes,
+// one per product (and per step of a lane run), chained (each link's C is the previous link's D).
+// lane_runs 0: the PTX order. Throws OptError when there is no such candidate or a size is not a
+// multiple of its tile dimension (PADTO first).
+NodeRef apply_tensor_core(const NodeRef& ast, int choice, int lane_runs = 0);
 
 // After lower_reduce: the four accumulators of one tile (ACCUMULATE(acc_i, acc_i + WMMA_i(..., 0, 0,
 // 0, 0))) become ACCUMULATE(acc_i, WMMA_i(..., acc_0, acc_1, acc_2, acc_3)): the mma adds into the

@@ -13,6 +13,7 @@
 #include "codegen/render_hip.h"
 #include "runtime/beam.h"
 #include "runtime/cpu.h"
+#include "runtime/hip_batch.h"
 #include "runtime/hipcc.h"
 #include "runtime/nvrtc.h"
 #include "runtime/program_build.h"
@@ -21,6 +22,17 @@ namespace lg {
 namespace {
 
 std::atomic<size_t> kernels{0};
+
+// HIPRECORD's compiler: the compile is put off (the source is recorded at load for a batch compile,
+// runtime/hip_batch.h); its "binary" says so.
+class DeferredHipCompiler : public Compiler {
+ public:
+  std::vector<uint8_t> compile(const std::string&) const override {
+    static const std::string kNote = "HIP source recorded for a batch compile (HIPRECORD)";
+    return {kNote.begin(), kNote.end()};
+  }
+  std::string key() const override { return "hip deferred to a batch compile v1"; }
+};
 
 // CUDANULL's kernels: compiled, never run.
 class NullProgram : public Program {
@@ -50,10 +62,11 @@ class CompileCheckDevice : public Device {
   // tensor_cores: the GPU heuristic may use Opt TC (CUDA for sm_80 and later, codegen/heuristic_tc.h).
   // run: kernels run as C programs on the CPU (CUDACHECK, HIPCHECK), or not at all (CUDANULL).
   // search: BEAM searches the GPU space here (beam_space).
+  // record: every kernel's GPU source is recorded for a batch compile (HIPRECORD, runtime/hip_batch.h).
   CompileCheckDevice(std::string name, std::unique_ptr<Renderer> r, std::unique_ptr<Compiler> c, bool tensor_cores,
-                     bool run, bool search)
+                     bool run, bool search, bool record = false)
       : name_(std::move(name)), renderer_(std::move(r)), compiler_(std::move(c)), cpu_(make_cpu_device("CPU")),
-        tensor_cores_(tensor_cores), run_(run), search_(search) {}
+        tensor_cores_(tensor_cores), run_(run), search_(search), record_(record) {}
   const std::string& name() const override { return name_; }
   Allocator& allocator() override { return run_ ? cpu_->allocator() : null_memory_; }
   const Renderer* renderer() const override { return renderer_.get(); }
@@ -68,8 +81,9 @@ class CompileCheckDevice : public Device {
     return gpu_beam_space(ast, GpuKnobs::defaults(tensor_cores_));
   }
   // binary: the GPU compiler's output for the GPU source; the program that runs is the C one.
-  std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>& binary) override {
+  std::unique_ptr<Program> load(const LinearProgram& prog, const std::string& source, const std::vector<uint8_t>& binary) override {
     LG_CHECK(!binary.empty(), prog.name, ": no GPU binary");
+    if (record_) record_hip_source(source);  // on every load: a cached "binary" was recorded elsewhere
     kernels++;
     if (!run_) return std::make_unique<NullProgram>();
     return build_program(*cpu_, prog).program;
@@ -81,7 +95,7 @@ class CompileCheckDevice : public Device {
   std::unique_ptr<Compiler> compiler_;
   std::unique_ptr<Device> cpu_;  // its own CPU device (allocator, C renderer, C compiler)
   bool tensor_cores_;
-  bool run_, search_;
+  bool run_, search_, record_;
   AddressSpaceAllocator null_memory_;
 };
 
@@ -100,6 +114,11 @@ std::unique_ptr<Device> make_cuda_null_device(const std::string& name) { return 
 
 std::unique_ptr<Device> make_hip_check_device(const std::string& name) {
   return std::make_unique<CompileCheckDevice>(name, std::make_unique<HipRenderer>(), std::make_unique<HipccCompiler>(), false, true, false);
+}
+
+std::unique_ptr<Device> make_hip_record_device(const std::string& name) {
+  return std::make_unique<CompileCheckDevice>(name, std::make_unique<HipRenderer>(), std::make_unique<DeferredHipCompiler>(), false,
+                                              true, false, true);
 }
 
 size_t compile_checked_kernels() { return kernels.load(); }

@@ -1,5 +1,5 @@
 #pragma once
-// Compile-check devices for machines without the GPU (CI): CUDACHECK and HIPCHECK. Every kernel
+// Compile-check devices for machines without the GPU (CI): CUDACHECK, HIPCHECK (and HIPRECORD). Every kernel
 // takes the GPU path up to the driver: the GPU heuristic's Opts (codegen/heuristic_gpu.h),
 // lowering, the GPU renderer and the GPU compiler (CUDA: NVRTC for CUDA_ARCH, default sm_90;
 // HIP: hipcc for gfx90a and gfx940), through the disk cache; a compile error is an internal error.
@@ -24,6 +24,9 @@ namespace lg {
 std::unique_ptr<Device> make_cuda_check_device(const std::string& name);
 std::unique_ptr<Device> make_cuda_null_device(const std::string& name);
 std::unique_ptr<Device> make_hip_check_device(const std::string& name);
+// HIPRECORD: HIPCHECK with the hipcc compile put off; each kernel's HIP source is recorded for a
+// batch compile (runtime/hip_batch.h), then it runs on the CPU.
+std::unique_ptr<Device> make_hip_record_device(const std::string& name);
 
 // Kernels loaded on compile-check devices in this process, each with a non-empty GPU binary.
 size_t compile_checked_kernels();

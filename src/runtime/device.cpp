@@ -37,6 +37,7 @@ const Kind kKinds[] = {
     {"CUDACHECK", make_cuda_check_device, "CUDA compile check without a GPU: every kernel through NVRTC, then run on the CPU", true},
     {"CUDANULL", make_cuda_null_device, "CUDA compile only: every kernel through NVRTC into the cache, never run (values meaningless)", true},
     {"HIPCHECK", make_hip_check_device, "HIP compile check: every kernel through hipcc (gfx90a, gfx940), then run on the CPU", true},
+    {"HIPRECORD", make_hip_record_device, "HIPCHECK with the hipcc compiles batched afterwards: sources recorded, kernels run on the CPU", true},
 };
 // Memory of another process: never allocated or touched here (kernels on it do not run; copies to
 // and from it go through the transport).

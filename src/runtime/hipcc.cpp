@@ -46,18 +46,29 @@ HipccCompiler::HipccCompiler(std::vector<std::string> archs) {
   key_ = "hipcc " + flags_ + " " + first_line_of("hipcc --version 2>/dev/null");
 }
 
-std::vector<uint8_t> HipccCompiler::compile(const std::string& source) const {
+std::vector<uint8_t> HipccCompiler::run(const std::string& source, std::string* message, std::string* command) const {
   char dir[] = "/tmp/lazygrad-hip-XXXXXX";
   LG_CHECK(mkdtemp(dir) != nullptr, "cannot create a temporary folder for hipcc");
   std::string d = dir, src = d + "/kernel.hip", out = d + "/kernel.co", err = d + "/err.txt";
   std::ofstream(src) << source;
-  std::string cmd = "hipcc " + flags_ + " " + src + " -o " + out + " > " + err + " 2>&1";
-  int rc = std::system(cmd.c_str());
-  std::string bytes = rc == 0 ? read_file(out) : "", msg = read_file(err);
+  *command = "hipcc " + flags_ + " " + src + " -o " + out + " > " + err + " 2>&1";
+  int rc = std::system(command->c_str());
+  std::string bytes = rc == 0 ? read_file(out) : "";
+  *message = read_file(err);
   std::system(("rm -rf " + d).c_str());
-  if (rc != 0 || bytes.empty())
-    internal_error(__FILE__, __LINE__, str("hipcc failed (", cmd, "):\n", msg, "\n--- source ---\n", source));
   return {bytes.begin(), bytes.end()};
+}
+
+std::vector<uint8_t> HipccCompiler::compile(const std::string& source) const {
+  std::string msg, cmd;
+  std::vector<uint8_t> bytes = run(source, &msg, &cmd);
+  if (bytes.empty()) internal_error(__FILE__, __LINE__, str("hipcc failed (", cmd, "):\n", msg, "\n--- source ---\n", source));
+  return bytes;
+}
+
+bool HipccCompiler::try_compile(const std::string& source) const {
+  std::string msg, cmd;
+  return !run(source, &msg, &cmd).empty();
 }
 
 }  // namespace lg

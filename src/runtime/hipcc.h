@@ -17,9 +17,13 @@ class HipccCompiler : public Compiler {
   // hipcc missing from PATH: a user error.
   explicit HipccCompiler(std::vector<std::string> archs = {"gfx90a", "gfx940"});
   std::vector<uint8_t> compile(const std::string& source) const override;
+  // Compiles and says whether it worked, without an error (runtime/hip_batch.h).
+  bool try_compile(const std::string& source) const;
   std::string key() const override { return key_; }
 
  private:
+  // hipcc's output for source, or empty with its message in *message.
+  std::vector<uint8_t> run(const std::string& source, std::string* message, std::string* command) const;
   std::string flags_, key_;
 };
 

@@ -52,11 +52,20 @@ static inline float __uint_as_float(uint32_t u) { return lg_bit_cast<float>(u); 
 static inline uint32_t __float_as_uint(float f) { return lg_bit_cast<uint32_t>(f); }
 static inline double __longlong_as_double(long long i) { return lg_bit_cast<double>(i); }
 static inline long long __double_as_longlong(double d) { return lg_bit_cast<long long>(d); }
-// CUDA's 16-byte vector types (16-byte aligned, as in CUDA) for the renderer's vector accesses.
+// CUDA's vector types (aligned to their size, as in CUDA) for the renderer's vector accesses.
 struct alignas(16) float4 { float x, y, z, w; };
 struct alignas(16) uint4 { unsigned x, y, z, w; };
 static inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
+struct alignas(8) uint2 { unsigned x, y; };
+static inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
+// Byte i of the result is byte (s >> 4i) & 7 of the 8 bytes y:x (x the low four).
+static inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const uint64_t b = (uint64_t)y << 32 | x;
+  unsigned r = 0;
+  for (int i = 0; i < 4; i++) r |= (unsigned)((b >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+  return r;
+}
 typedef uint16_t lg_bf16_t;
 typedef uint16_t lg_f16_t;
 static inline float lg_bf16_to_f(lg_bf16_t b) { return __uint_as_float((uint32_t)b << 16); }
