@@ -15,8 +15,8 @@
 //           (default), 0 off (codegen/tensor_core.h)
 //   TC_WARP, TC_BLOCK  tensor-core tiling: most mma tiles per warp and warps per block, MxN
 //           (defaults 4x8 and 2x2, the fastest of a sweep on an H200; codegen/heuristic_tc.cpp)
-//   TC_RUN  bytes each lane of a tensor-core matmul reads in one piece: 16 (default), 8, or 0 for
-//           the PTX fragment order (codegen/heuristic_tc.h)
+//   TC_RUN  bytes each lane of a tensor-core matmul reads in one piece: 16 (default), 8, 32, or 0
+//           for the PTX fragment order (codegen/heuristic_tc.h)
 //   SMEM    1 shared-memory staging of tensor-core matmul tiles, 0 off (default: slower than
 //           unstaged on an H200 as it stands, docs/gpu.md) (codegen/smem.h)
 //   CUDA_PATH  the CUDA toolkit (NVRTC and its headers; default: next to libnvrtc, /usr/local/cuda)
@@ -45,7 +45,7 @@ struct Config {
   // Tensor-core tiling (codegen/heuristic_tc.cpp), at most: mma tiles per warp along m and n, warps
   // per block along m and n. TC_WARP=MxN, TC_BLOCK=MxN, powers of two.
   int tc_warp_m = 4, tc_warp_n = 8, tc_block_m = 2, tc_block_n = 2;
-  int tc_run = 16;  // TC_RUN: 0, 8 or 16 bytes per lane run
+  int tc_run = 16;  // TC_RUN: 0, 8, 16 or 32 bytes per lane run
   int ring = 1, all2all = 0;
   int allreduce_node_ndevs = 0;
   bool allreduce_cast = false;

@@ -107,7 +107,7 @@ std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled, cons
       return t.opts;
     }
   }
-  return tiled(tiling.run_bytes / itemsize(c.input)).opts;  // run: 0, 4 or 8 elements
+  return tiled(tiling.run_bytes / itemsize(c.input)).opts;  // run: 0, 4, 8 or 16 elements
 }
 
 }  // namespace lg

@@ -15,7 +15,7 @@ bool cuda_tensor_cores(const std::string& arch);
 // How a tensor-core matmul is tiled: at most warp_m x warp_n mma tiles per warp (UPCAST of m/16
 // and n/8: A fragments reused along n, B along m) and block_m x block_n warps per block (LOCAL);
 // smem: the block's tiles staged in shared memory (Opt SMEM) where they fit. Powers of two.
-// run_bytes (0, 8 or 16): each lane reads its fragment elements in runs of that many bytes
+// run_bytes (0, 8, 16 or 32): each lane reads its fragment elements in runs of that many bytes
 // (lane runs): along k with TC's lane runs (tensor_core.h) for both operands, and along m (n) for
 // an operand contiguous there, by an UPCAST of m (n) before TC by run_bytes / 2 elements (counted
 // in the warp's tiles): lane g's tile row is then that many neighbouring elements, and so are the

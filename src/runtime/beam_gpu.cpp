@@ -80,7 +80,7 @@ std::vector<GpuKnobs> gpu_knob_steps(const GpuKnobs& k, bool tensor_cores_allowe
     for (int m : doubled_and_halved(t.block_m, 1, kMostWarpsPerBlock / t.block_n)) with([&](GpuKnobs& s) { s.tc.block_m = m; });
     for (int n : doubled_and_halved(t.block_n, 1, kMostWarpsPerBlock / t.block_m)) with([&](GpuKnobs& s) { s.tc.block_n = n; });
     with([](GpuKnobs& s) { s.tc.smem = !s.tc.smem; });
-    for (int run : {0, 8, 16})
+    for (int run : {0, 8, 16, 32})
       if (run != t.run_bytes) with([&](GpuKnobs& s) { s.tc.run_bytes = run; });
   }
   for (int b : doubled_and_halved(k.block_threads, kLeastBlock, static_cast<int>(kGpuMaxThreads)))

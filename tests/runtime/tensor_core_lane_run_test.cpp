@@ -124,6 +124,10 @@ TEST_F(TensorCoreLaneRuns, TheHeuristicRunsAlongKAndAlongTheContiguousAxisOfEach
   set("0", "8x8", "16");
   EXPECT_EQ(up_to_tc(heuristic({1, 40, 64, 48, dtypes::bfloat16, false, true, false})),
             (std::vector<Opt>{{OptKind::PADTO, 0, 16}, {OptKind::UPCAST, 1, 8}, tc1}));
+  // TC_RUN=32: 4 mmas per k step of 64 (k of 96: 2); runs along n of at most the warp's 8 tiles
+  set("0", "4x8", "32");
+  EXPECT_EQ(up_to_tc(heuristic(mm(false, false))), (std::vector<Opt>{up_n, {OptKind::TC, 0, 4}}));
+  EXPECT_EQ(up_to_tc(heuristic({1, 128, 128, 96, dtypes::bfloat16})), (std::vector<Opt>{up_n, tc2}));
 }
 
 // Loads of 16 (8) bytes in the CUDA source, and how the mma registers come from them.
@@ -195,11 +199,12 @@ const std::vector<Matmul>& layouts() {
 }
 
 TEST_F(TensorCoreLaneRuns, MatmulsOfEveryLayoutMatchTheReferenceAndTheCProgramBitForBit) {
-  for (const char* run : {"16", "8"})
+  for (const char* run : {"16", "8", "32"})
     for (const char* warp : {"4x8", "8x4"}) {
       set("0", warp, run);
       for (const Matmul& c : layouts()) {
-        if (std::string(warp) == "8x4" && !c.a_t) continue;  // 8 x 4 tiles: for runs of 8 along m
+        if (std::string(warp) == "8x4" && (!c.a_t || std::string(run) == "32")) continue;  // 8 x 4: runs of 8 along m
+        if (std::string(run) == "32" && c.k % 64 != 0) continue;  // 4 mmas per k step need k of 64
         SCOPED_TRACE(label(c) + " TC_RUN=" + run + " TC_WARP=" + warp);
         std::vector<float> cuda = run_tc(c, Run::EmulatedCuda);
         expect_close(cuda, reference(c), c.out16 ? 1e-2 : 1e-5, "emulated CUDA");
@@ -211,7 +216,7 @@ TEST_F(TensorCoreLaneRuns, MatmulsOfEveryLayoutMatchTheReferenceAndTheCProgramBi
 TEST_F(TensorCoreLaneRuns, NvrtcCompilesEveryLayout) {
   std::string why;
   if (!nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
-  for (const char* run : {"16", "8"}) {
+  for (const char* run : {"16", "8", "32"}) {
     set("0", "4x8", run);
     for (const Matmul& c : layouts()) {
       SCOPED_TRACE(label(c) + " TC_RUN=" + run);
