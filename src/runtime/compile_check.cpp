@@ -116,10 +116,15 @@ std::unique_ptr<Device> make_hip_check_device(const std::string& name) {
   return std::make_unique<CompileCheckDevice>(name, std::make_unique<HipRenderer>(), std::make_unique<HipccCompiler>(), false, true, false);
 }
 
-std::unique_ptr<Device> make_hip_record_device(const std::string& name) {
+// HIPRECORD runs its kernels on the CPU; HIPNULL runs none (CUDANULL's memory).
+static std::unique_ptr<Device> make_hip_recording_device(const std::string& name, bool run) {
   return std::make_unique<CompileCheckDevice>(name, std::make_unique<HipRenderer>(), std::make_unique<DeferredHipCompiler>(), false,
-                                              true, false, true);
+                                              run, false, true);
 }
+
+std::unique_ptr<Device> make_hip_record_device(const std::string& name) { return make_hip_recording_device(name, true); }
+
+std::unique_ptr<Device> make_hip_null_device(const std::string& name) { return make_hip_recording_device(name, false); }
 
 size_t compile_checked_kernels() { return kernels.load(); }
 

@@ -27,6 +27,9 @@ std::unique_ptr<Device> make_hip_check_device(const std::string& name);
 // HIPRECORD: HIPCHECK with the hipcc compile put off; each kernel's HIP source is recorded for a
 // batch compile (runtime/hip_batch.h), then it runs on the CPU.
 std::unique_ptr<Device> make_hip_record_device(const std::string& name);
+// HIPNULL: HIPRECORD without the run (as CUDANULL): records the HIP sources of programs too large to
+// run here (the llama3.1-8b step) for the batch compile.
+std::unique_ptr<Device> make_hip_null_device(const std::string& name);
 
 // Kernels loaded on compile-check devices in this process, each with a non-empty GPU binary.
 size_t compile_checked_kernels();

@@ -38,6 +38,7 @@ const Kind kKinds[] = {
     {"CUDANULL", make_cuda_null_device, "CUDA compile only: every kernel through NVRTC into the cache, never run (values meaningless)", true},
     {"HIPCHECK", make_hip_check_device, "HIP compile check: every kernel through hipcc (gfx90a, gfx940), then run on the CPU", true},
     {"HIPRECORD", make_hip_record_device, "HIPCHECK with the hipcc compiles batched afterwards: sources recorded, kernels run on the CPU", true},
+    {"HIPNULL", make_hip_null_device, "HIP sources recorded for a batched hipcc compile, never run (values meaningless)", true},
 };
 // Memory of another process: never allocated or touched here (kernels on it do not run; copies to
 // and from it go through the transport).
