@@ -5,7 +5,7 @@
 # minutes on an H200 (each stage has a time limit; a stage that runs out is reported, not fatal).
 #
 #   bash tools/gpu_check.sh [--build-dir DIR] [--layers N] [--seq N[,N...]] [--no-build] [--beam W]
-#                           [--also VAR=VALUE]...
+#                           [--also VAR=VALUE[,VAR=VALUE...]]...
 #
 #   build       cmake + ninja into DIR (default build-gpu), Release; with --no-build, DIR must hold
 #               lazygrad and tests/lg_tensor_tests built elsewhere (their kernel cache: DIR/kernel-cache)
@@ -15,11 +15,12 @@
 #               layer's forward) and a^T @ b (--at, a weight gradient: both operands strided along k),
 #               each value only when its sampled float64 check passes; cuBLAS through PyTorch
 #               (torch.matmul, bf16) when python3 can import torch with CUDA, else "n/a"; with
-#               --beam W also both layouts with BEAM=W (runtime/beam.h: the search over the GPU
+#               --beam W also the three layouts with BEAM=W (runtime/beam.h: the search over the GPU
 #               heuristic's knobs, tensor cores on and off; the search is in the first, untimed run);
-#               each --also VAR=VALUE times both layouts again with that environment variable set
-#               (e.g. --also TC_RUN=0: the tensor-core fragments in the PTX order, the kernel before
-#               lane runs, measured beside the default in the same run)
+#               each --also VAR=VALUE[,VAR=VALUE...] times the three layouts again with those
+#               environment variables set (e.g. --also TC_RUN=0: the tensor-core fragments in the PTX
+#               order, the kernel before lane runs, measured beside the default in the same run;
+#               --also TC_RUN=32,TC_WARP=4x4: two knobs at once)
 #   llama       lazygrad train --model llama3.1-8b --set layers=N (default 2) --seq S --batch 1
 #               --dtype bf16 --synthetic --steps 4 on CUDA, S the first of --seq (default 8192,2048)
 #               whose run completes (the issue's "8192 or the largest that fits"; the table says
@@ -43,8 +44,8 @@ while [[ $# -gt 0 ]]; do
     --no-build) do_build=0; shift ;;
     --beam) beam=$2; shift 2 ;;
     --also)
-      [[ ${2:-} =~ ^[A-Z_][A-Z0-9_]*=[^[:space:]]+$ ]] ||
-        { echo "gpu_check.sh: --also takes VAR=VALUE (e.g. TC_RUN=0), got '${2:-}'" >&2; exit 2; }
+      [[ ${2:-} =~ ^[A-Z_][A-Z0-9_]*=[^[:space:],]+(,[A-Z_][A-Z0-9_]*=[^[:space:],]+)*$ ]] ||
+        { echo "gpu_check.sh: --also takes VAR=VALUE[,VAR=VALUE...] (e.g. TC_RUN=0), got '${2:-}'" >&2; exit 2; }
       also+=("$2"); shift 2 ;;
     -h|--help) sed -n '2,/^set -uo/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu_check.sh: unknown option '$1'" >&2; exit 2 ;;
@@ -97,7 +98,7 @@ runs=("0 30 - ")
 for i in "${!also[@]}"; do runs+=("0 30 ${also[$i]} x$((i + 1))"); done
 for run in "${runs[@]}"; do
   read -r width limit setting suffix <<<"$run"
-  env_set=(); [[ $setting != - ]] && env_set=("$setting")
+  env_set=(); [[ $setting != - ]] && IFS=, read -ra env_set <<<"$setting"
   for layout in "" --bt --at; do
     while read -r line; do
       echo "$line" >>"$log"
