@@ -54,6 +54,7 @@ done
 [[ $layers =~ ^[1-9][0-9]*$ && $seqs =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ && $beam =~ ^[0-9]+$ ]] ||
   { echo "gpu_check.sh: --layers takes a positive integer, --seq a list of them (8192,2048), --beam a width (0: off)" >&2; exit 2; }
 
+build=$(realpath -m "$build")
 log=$build/gpu_check.log
 mkdir -p "$build"; : >"$log"
 declare -A result
@@ -74,7 +75,9 @@ if [[ $do_build == 1 ]]; then
   fi
 fi
 lazygrad=$build/lazygrad
-export LAZYGRAD_CACHE_DIR=${LAZYGRAD_CACHE_DIR:-$PWD/$build/kernel-cache}
+export LAZYGRAD_CACHE_DIR=${LAZYGRAD_CACHE_DIR:-$build/kernel-cache}
+# a folder from tools/gpu_bundle.sh carries the shared libraries the binaries were built against
+[[ -d $build/lib ]] && export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
 say "op harness on CUDA"
 # The op harness only (ctest's cuda_op_harness adds the gradient tests; too long for this budget).

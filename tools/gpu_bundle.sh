@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Prepares a folder to carry to a machine with an NVIDIA GPU that should not (or cannot) build:
+# lazygrad and the tensor tests built here, the shared libraries they need beyond glibc, and a
+# kernel cache filled by compiling on CUDANULL every kernel tools/gpu_check.sh will run (cubins
+# are keyed by the NVRTC version, options and source, not the device: a cache filled here for
+# sm_90 is hit by an sm_90 GPU whose NVRTC has the same version). On the GPU machine:
+#   bash tools/gpu_check.sh --no-build --build-dir DIR [the same --layers/--seq/--also]
+#
+#   bash tools/gpu_bundle.sh DIR [--build-dir B] [--layers N] [--seq N[,N...]] [--also VAR=VALUE[,...]]...
+#
+#   B (default build) is configured and built first (Release with debug info); DIR gets lazygrad,
+#   tests/lg_tensor_tests (stripped), lib/ and kernel-cache/. The cache holds the bf16 matmuls of
+#   gpu_check.sh (4096 and 8192; a @ b, a @ W^T, a^T @ b; the default and each --also setting) and
+#   the llama3.1-8b step cut to --layers (default 2) at each --seq length (default 8192,2048). The
+#   op harness is not pre-compiled (its kernels are small; NVRTC compiles them on the GPU machine).
+#   CUDA_ARCH (default sm_90) is the target.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+[[ $# -ge 1 && $1 != -* ]] || { echo "usage: bash tools/gpu_bundle.sh DIR [--build-dir B] [--layers N] [--seq N,...] [--also VAR=VALUE[,...]]..." >&2; exit 2; }
+out=$1; shift
+build=build layers=2 seqs=8192,2048 also=()
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --build-dir) build=$2; shift 2 ;;
+    --layers) layers=$2; shift 2 ;;
+    --seq) seqs=$2; shift 2 ;;
+    --also)
+      [[ ${2:-} =~ ^[A-Z_][A-Z0-9_]*=[^[:space:],]+(,[A-Z_][A-Z0-9_]*=[^[:space:],]+)*$ ]] ||
+        { echo "gpu_bundle.sh: --also takes VAR=VALUE[,VAR=VALUE...], got '${2:-}'" >&2; exit 2; }
+      also+=("$2"); shift 2 ;;
+    *) echo "gpu_bundle.sh: unknown option '$1'" >&2; exit 2 ;;
+  esac
+done
+[[ $layers =~ ^[1-9][0-9]*$ && $seqs =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] ||
+  { echo "gpu_bundle.sh: --layers takes a positive integer, --seq a list of them (8192,2048)" >&2; exit 2; }
+
+out=$(realpath -m "$out")
+echo "== build ($build)"
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$build" --target lazygrad lg_tensor_tests
+
+echo "== binaries and libraries ($out)"
+mkdir -p "$out/tests" "$out/lib" "$out/kernel-cache"
+strip -o "$out/lazygrad" "$build/lazygrad"
+strip -o "$out/tests/lg_tensor_tests" "$build/tests/lg_tensor_tests"
+# every shared library they load except glibc's own (the GPU machine has its glibc and libcuda)
+for bin in "$out/lazygrad" "$out/tests/lg_tensor_tests"; do
+  ldd "$bin" | awk '/=> \// { print $3 }' | while read -r lib; do
+    case $(basename "$lib") in
+      libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*) ;;
+      *) cp -L "$lib" "$out/lib/" ;;
+    esac
+  done
+done
+
+echo "== kernel cache: every kernel of the GPU check, compiled on CUDANULL"
+export LAZYGRAD_CACHE_DIR=$out/kernel-cache
+settings=("-")
+settings+=("${also[@]}")
+for setting in "${settings[@]}"; do
+  env_set=(); [[ $setting != - ]] && IFS=, read -ra env_set <<<"$setting"
+  for layout in "" --bt --at; do
+    env "${env_set[@]}" "$out/lazygrad" bench matmul --device CUDANULL --dtype bf16 --sizes 4096,8192 --repeats 1 $layout >/dev/null
+  done
+  echo "matmuls ($setting): done"
+done
+for s in ${seqs//,/ }; do
+  DEVICE=CUDANULL "$out/lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$s" --batch 1 --dtype bf16 \
+    --synthetic --steps 2 --eval-samples 1 >/dev/null
+  echo "llama3.1-8b step, $layers layers, seq $s: done"
+done
+echo "$(find "$out/kernel-cache" -type f | wc -l) cached kernels, $(du -sh "$out" | cut -f1) in $out"
