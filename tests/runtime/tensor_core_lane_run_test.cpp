@@ -21,6 +21,7 @@
 #include "rewrite/rules/symbolic.h"
 #include "runtime/nvrtc.h"
 #include "runtime/tensor_core_util.h"
+#include "common/user_error.h"
 
 namespace lg {
 namespace {
@@ -185,6 +186,14 @@ TEST_F(TensorCoreLaneRuns, ALanesOutputsAlongARunAreStoredAsVectors) {
   // 4 x 8 tiles per warp: 4 m tiles x 2 rows x 2 columns per lane, each a run of 8 outputs
   EXPECT_EQ(count(source({1, 128, 128, 64, dtypes::bfloat16}), "*(float4*)(data0 + "), 32);
   EXPECT_EQ(count(source({1, 128, 128, 64, dtypes::bfloat16, true}), "*(uint4*)(data0 + "), 16);
+}
+
+TEST_F(TensorCoreLaneRuns, AnUnknownRunLengthIsAUserErrorNamingTheVariable) {
+  setenv("TC_RUN", "12", 1);
+  std::string e = testing_util::error_of([] { config_reload(); });
+  EXPECT_NE(e.find("TC_RUN=12"), std::string::npos) << e;
+  EXPECT_NE(e.find("0 (the PTX fragment order), 8, 16 or 32"), std::string::npos) << e;
+  set("0", "4x8", "16");  // a valid configuration again
 }
 
 const std::vector<Matmul>& layouts() {

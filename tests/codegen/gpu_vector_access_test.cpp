@@ -1,0 +1,101 @@
+// Which scalar accesses the GPU renderers merge into vector accesses (codegen/gpu_vector_access.h),
+// on small linear programs written by hand: 16- and 8-byte groups of 16-bit elements, and when a
+// group may move past other accesses of its buffer (another element: yes; the same element, or one
+// it cannot tell apart: no).
+#include <gtest/gtest.h>
+
+#include "codegen/gpu_vector_access.h"
+#include "ir/build.h"
+
+namespace lg {
+namespace {
+
+// A program over one buffer of dtype t (slot 0): x = r * 16 for a LOOP range r, and accesses at
+// x + offset in the order given (a store writes a constant).
+struct Access {
+  bool store;
+  int64_t offset;
+  bool other_base = false;  // index r * 16 + 1 + offset: a different x
+};
+
+struct Program {
+  LinearProgram prog;
+  std::vector<const Node*> accesses;  // in the order given
+};
+
+Program program_of(DType t, const std::vector<Access>& order) {
+  Program p;
+  NodeRef buf = make(Op::DEFINE_GLOBAL, t.as_ptr(), {}, int64_t{0});
+  NodeRef r = range(64, 0, AxisType::LOOP);
+  NodeRef x = r * 16;
+  NodeRef y = r * 16 + 1;
+  p.prog.name = "k";
+  p.prog.globals = {t};
+  p.prog.ops = {buf, r};
+  for (const Access& a : order) {
+    NodeRef idx = make(Op::INDEX, t.as_ptr(), {buf, (a.other_base ? y : x) + a.offset});
+    NodeRef n = a.store ? make(Op::STORE, dtypes::void_, {idx, cnst(t, 1.0)}) : make(Op::LOAD, t, {idx});
+    p.prog.ops.push_back(n);
+    p.accesses.push_back(n.get());
+  }
+  p.prog.ops.push_back(make(Op::END, dtypes::void_, {r}));
+  return p;
+}
+
+std::vector<size_t> group_sizes(const Program& p) {
+  std::vector<size_t> out;
+  for (const VectorAccess& g : plan_vector_accesses(p.prog).groups) out.push_back(g.members.size());
+  return out;
+}
+
+std::vector<Access> run(bool store, int64_t from, int64_t count) {
+  std::vector<Access> out;
+  for (int64_t i = 0; i < count; i++) out.push_back({store, from + i});
+  return out;
+}
+
+TEST(GpuVectorAccess, SixteenBitRunsFormSixteenAndEightByteGroups) {
+  EXPECT_EQ(group_sizes(program_of(dtypes::bfloat16, run(false, 0, 8))), (std::vector<size_t>{8}));
+  EXPECT_EQ(group_sizes(program_of(dtypes::bfloat16, run(false, 0, 4))), (std::vector<size_t>{4}));
+  // 12 elements: one 16-byte group and one 8-byte group
+  EXPECT_EQ(group_sizes(program_of(dtypes::float16, run(false, 0, 12))), (std::vector<size_t>{8, 4}));
+  // float32: 16-byte groups only
+  EXPECT_TRUE(group_sizes(program_of(dtypes::float32, run(false, 0, 2))).empty());
+  // a run of 4 that starts off a multiple of 4: not aligned
+  EXPECT_TRUE(group_sizes(program_of(dtypes::bfloat16, run(false, 2, 4))).empty());
+}
+
+TEST(GpuVectorAccess, AStoreGroupPassesStoresToOtherElementsOnly) {
+  // stores of elements 0..3 interleaved with stores of 4..7 (a lane's outputs, tile by tile)
+  std::vector<Access> interleaved;
+  for (int64_t i = 0; i < 4; i++) {
+    interleaved.push_back({true, i});
+    interleaved.push_back({true, 4 + i});
+  }
+  EXPECT_EQ(group_sizes(program_of(dtypes::float32, interleaved)), (std::vector<size_t>{4, 4}));
+  // a store of element 1 between the members: writing the group at its last member would reorder
+  // the two writes of element 1
+  std::vector<Access> twice = run(true, 0, 4);
+  twice.insert(twice.begin() + 2, Access{true, 1});
+  EXPECT_TRUE(group_sizes(program_of(dtypes::float32, twice)).empty());
+  // a store through another index expression (it might be any element): no group
+  std::vector<Access> other = run(true, 0, 4);
+  other.insert(other.begin() + 2, Access{true, 4, true});
+  EXPECT_TRUE(group_sizes(program_of(dtypes::float32, other)).empty());
+  // a load of a member's element between the stores: no group
+  std::vector<Access> read = run(true, 0, 4);
+  read.insert(read.begin() + 2, Access{false, 0});
+  EXPECT_TRUE(group_sizes(program_of(dtypes::float32, read)).empty());
+}
+
+TEST(GpuVectorAccess, ALoadGroupPassesStoresToOtherElementsOnly) {
+  std::vector<Access> loads = run(false, 0, 4);
+  loads.insert(loads.begin() + 2, Access{true, 8});  // another element: the loads may move before it
+  EXPECT_EQ(group_sizes(program_of(dtypes::float32, loads)), (std::vector<size_t>{4}));
+  std::vector<Access> in_place = run(false, 0, 4);
+  in_place.insert(in_place.begin() + 2, Access{true, 3});  // the last member reads what it writes
+  EXPECT_TRUE(group_sizes(program_of(dtypes::float32, in_place)).empty());
+}
+
+}  // namespace
+}  // namespace lg
