@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -36,7 +37,8 @@ void record_hip_source(const std::string& source) {
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   if (std::filesystem::exists(path)) return;  // recorded by this or another test
-  std::string tmp = path.string() + ".tmp" + std::to_string(getpid());
+  static std::atomic<uint64_t> serial{0};  // unique among this process's threads, the pid among processes
+  std::string tmp = str(path.string(), ".tmp", getpid(), "-", serial++);
   bool ok = static_cast<bool>(std::ofstream(tmp, std::ios::binary) << source);
   LG_USER_CHECK(ok && std::rename(tmp.c_str(), path.c_str()) == 0, "HIPRECORD: cannot write ", path.string(),
                 " (the kernel cache folder, LAZYGRAD_CACHE_DIR, must be writable)");
@@ -77,7 +79,11 @@ HipBatchResult compile_recorded_hip_sources(const std::string& dir, size_t batch
       for (const auto& f : batches[b]) sources.push_back(read_text(f));
       if (hipcc.try_compile(hip_batch_source(sources))) continue;
       std::lock_guard<std::mutex> lock(failing);
-      for (const std::string& s : sources) hipcc.compile(s);  // the failing kernel's error
+      for (size_t i = 0; i < sources.size(); i++) {
+        if (hipcc.try_compile(sources[i])) continue;
+        std::fprintf(stderr, "HIP batch: %s does not compile:\n", batches[b][i].c_str());
+        hipcc.compile(sources[i]);  // its error: hipcc's message and the source
+      }
       internal_error(__FILE__, __LINE__, str("HIP batch ", b, " of ", dir, " failed, yet each of its kernels compiles alone"));
     }
   };

@@ -104,7 +104,7 @@ TEST(HipBatch, RecordedKernelsCompileTogetherAndAKernelThatDoesNotIsNamed) {
   EXPECT_EQ(r.kernels, 2u);
   EXPECT_EQ(r.batches, 1u);
   std::ofstream(hip_record_dir() + "/broken.hip") << kHipPrelude << "extern \"C\" __global__ void lg_kernel(float* d) { d[0] = undeclared; }\n";
-  EXPECT_DEATH(compile_recorded_hip_sources(hip_record_dir()), "hipcc failed(.|\n)*undeclared");
+  EXPECT_DEATH(compile_recorded_hip_sources(hip_record_dir()), "broken.hip does not compile(.|\n)*hipcc failed(.|\n)*undeclared");
 }
 
 // The ctest fixture hip_record (tests/CMakeLists.txt) around the HIPRECORD tests of a ctest run:
