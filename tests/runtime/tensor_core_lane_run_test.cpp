@@ -1,5 +1,5 @@
 // Lane runs (codegen/tensor_core.h, codegen/heuristic_tc.h): each lane of a tensor-core matmul reads
-// its fragment elements in runs of 8 or 16 bytes, along k for both operands (TC's lane runs) and
+// its fragment elements in runs of 8, 16 or 32 bytes, along k for both operands (TC's lane runs) and
 // along m or n for an operand contiguous there (an UPCAST before TC). The map from mma columns to
 // memory k is checked to be a bijection shared by A and B; matmuls of every operand layout run as
 // emulated CUDA (mma.sync from the PTX layout, tests/runtime/cuda_emulation.h) against a float64
