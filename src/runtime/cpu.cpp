@@ -10,11 +10,11 @@
 #include <cstring>
 #include <fstream>
 #include <mutex>
-#include <sstream>
 #include <unordered_map>
 
 #include "base/config.h"
 #include "base/error.h"
+#include "runtime/file_text.h"
 #include "codegen/heuristic.h"
 #include "codegen/render_c.h"
 #include "runtime/thread_pool.h"
@@ -120,13 +120,6 @@ bool on_path(const std::string& exe) {
   return std::system(("command -v " + exe + " >/dev/null 2>&1").c_str()) == 0;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
 // clang (or gcc) from the command line; flags keep IEEE semantics (no contraction into FMA, no
 // fast-math) so results match the interpreter, and -fwrapv makes signed overflow wrap as the IR says.
 class CCompiler : public Compiler {
@@ -146,7 +139,7 @@ class CCompiler : public Compiler {
     std::ofstream(src) << source;
     std::string cmd = cc_ + " " + flags_ + " " + src + " -o " + so + " -lm 2> " + err;
     int rc = std::system(cmd.c_str());
-    std::string so_bytes = rc == 0 ? read_file(so) : "", msg = read_file(err);
+    std::string so_bytes = rc == 0 ? read_file_text(so) : "", msg = read_file_text(err);
     std::system(("rm -rf " + d).c_str());
     compiles++;
     if (rc != 0)

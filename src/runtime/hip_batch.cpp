@@ -8,23 +8,23 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 #include "base/config.h"
 #include "base/error.h"
 #include "codegen/render_hip.h"
 #include "runtime/disk_cache.h"
+#include "runtime/file_text.h"
 #include "runtime/hipcc.h"
 
 namespace lg {
 namespace {
 
-std::string read_text(const std::filesystem::path& p) {
-  std::ifstream f(p, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
+// A recorded source; an unreadable one is a user error naming it.
+std::string read_recorded(const std::filesystem::path& p) {
+  std::string text = read_file_text(p.string());
+  LG_USER_CHECK(!text.empty(), "HIP batch: cannot read the recorded source ", p.string());
+  return text;
 }
 
 }  // namespace
@@ -76,7 +76,7 @@ HipBatchResult compile_recorded_hip_sources(const std::string& dir, size_t batch
   auto worker = [&] {
     for (size_t b; (b = next++) < batches.size();) {
       std::vector<std::string> sources;
-      for (const auto& f : batches[b]) sources.push_back(read_text(f));
+      for (const auto& f : batches[b]) sources.push_back(read_recorded(f));
       if (hipcc.try_compile(hip_batch_source(sources))) continue;
       std::lock_guard<std::mutex> lock(failing);
       for (size_t i = 0; i < sources.size(); i++) {

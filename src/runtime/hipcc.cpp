@@ -6,19 +6,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <regex>
-#include <sstream>
 
 #include "base/error.h"
+#include "runtime/file_text.h"
 
 namespace lg {
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
 
 std::string first_line_of(const std::string& cmd) {
   std::string out;
@@ -53,8 +46,8 @@ std::vector<uint8_t> HipccCompiler::run(const std::string& source, std::string* 
   std::ofstream(src) << source;
   *command = "hipcc " + flags_ + " " + src + " -o " + out + " > " + err + " 2>&1";
   int rc = std::system(command->c_str());
-  std::string bytes = rc == 0 ? read_file(out) : "";
-  *message = read_file(err);
+  std::string bytes = rc == 0 ? read_file_text(out) : "";
+  *message = read_file_text(err);
   std::system(("rm -rf " + d).c_str());
   return {bytes.begin(), bytes.end()};
 }

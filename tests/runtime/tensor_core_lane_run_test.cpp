@@ -135,38 +135,41 @@ TEST_F(TensorCoreLaneRuns, TheHeuristicRunsAlongKAndAlongTheContiguousAxisOfEach
 struct SourceCounts {
   int uint4_loads = 0, uint2_loads = 0, byte_perms = 0, packs = 0;
 };
+int occurrences(const std::string& src, const std::string& what) {
+  int n = 0;
+  for (size_t p = src.find(what); p != std::string::npos; p = src.find(what, p + 1)) n++;
+  return n;
+}
 SourceCounts count_source(const std::string& src) {
-  auto count = [&](const std::string& what) {
-    int n = 0;
-    for (size_t p = src.find(what); p != std::string::npos; p = src.find(what, p + 1)) n++;
-    return n;
-  };
-  return {count("= *(const uint4*)"), count("= *(const uint2*)"), count("__byte_perm("), count("lg_pack_")};
+  return {occurrences(src, "= *(const uint4*)"), occurrences(src, "= *(const uint2*)"), occurrences(src, "__byte_perm("),
+          occurrences(src, "lg_pack_")};
+}
+
+// The CUDA source of the matmul's kernel with the CUDA heuristic.
+std::string tc_source(const Matmul& c) {
+  Schedule s = create_schedule(matmul_graph("CPU", c));
+  return CudaRenderer().render(tc_program(s.items.at(0)));
 }
 
 TEST_F(TensorCoreLaneRuns, TheCudaSourceLoadsOperandsInRunsOf16Bytes) {
-  auto source = [](const Matmul& c) {
-    Schedule s = create_schedule(matmul_graph("CPU", c));
-    return CudaRenderer().render(tc_program(s.items.at(0)));
-  };
   // x @ W^T: every register is a word of a 16-byte load (the prelude defines lg_pack_ twice)
-  SourceCounts nt = count_source(source({1, 128, 128, 64, dtypes::bfloat16, false, false, true}));
+  SourceCounts nt = count_source(tc_source({1, 128, 128, 64, dtypes::bfloat16, false, false, true}));
   EXPECT_GT(nt.uint4_loads, 0);
   EXPECT_EQ(nt.byte_perms, 0);
   EXPECT_EQ(nt.packs, 2);
   // a @ b: b's registers pair halves of two 16-byte loads, a k row apart
-  SourceCounts nn = count_source(source({1, 128, 128, 64, dtypes::bfloat16}));
+  SourceCounts nn = count_source(tc_source({1, 128, 128, 64, dtypes::bfloat16}));
   EXPECT_GT(nn.uint4_loads, 0);
   EXPECT_GT(nn.byte_perms, 0);
   EXPECT_EQ(nn.packs, 2);
   // per warp and k step of 32: A 4 tiles x 2 rows, B 8 rows of 8 columns: 16 loads, 64 mmas
   EXPECT_EQ(nn.uint4_loads, 16) << "one k step in the loop body";
   set("0", "4x8", "8");
-  SourceCounts eight = count_source(source({1, 128, 128, 64, dtypes::bfloat16, false, true, false}));
+  SourceCounts eight = count_source(tc_source({1, 128, 128, 64, dtypes::bfloat16, false, true, false}));
   EXPECT_GT(eight.uint2_loads, 0);
   EXPECT_EQ(eight.packs, 2);
   set("0", "4x8", "0");
-  SourceCounts ptx = count_source(source({1, 128, 128, 64, dtypes::bfloat16}));
+  SourceCounts ptx = count_source(tc_source({1, 128, 128, 64, dtypes::bfloat16}));
   EXPECT_EQ(ptx.byte_perms, 0);
   EXPECT_GT(ptx.packs, 2) << "TC_RUN=0: b's k neighbours converted and packed";
 }
@@ -174,18 +177,9 @@ TEST_F(TensorCoreLaneRuns, TheCudaSourceLoadsOperandsInRunsOf16Bytes) {
 // a @ b with runs of 8 along n: each lane's outputs of one row and column pair are 8 neighbours,
 // stored as two float4 (float32) or one uint4 (bf16) across the other stores of the output.
 TEST_F(TensorCoreLaneRuns, ALanesOutputsAlongARunAreStoredAsVectors) {
-  auto source = [](const Matmul& c) {
-    Schedule s = create_schedule(matmul_graph("CPU", c));
-    return CudaRenderer().render(tc_program(s.items.at(0)));
-  };
-  auto count = [](const std::string& src, const std::string& what) {
-    int n = 0;
-    for (size_t p = src.find(what); p != std::string::npos; p = src.find(what, p + 1)) n++;
-    return n;
-  };
   // 4 x 8 tiles per warp: 4 m tiles x 2 rows x 2 columns per lane, each a run of 8 outputs
-  EXPECT_EQ(count(source({1, 128, 128, 64, dtypes::bfloat16}), "*(float4*)(data0 + "), 32);
-  EXPECT_EQ(count(source({1, 128, 128, 64, dtypes::bfloat16, true}), "*(uint4*)(data0 + "), 16);
+  EXPECT_EQ(occurrences(tc_source({1, 128, 128, 64, dtypes::bfloat16}), "*(float4*)(data0 + "), 32);
+  EXPECT_EQ(occurrences(tc_source({1, 128, 128, 64, dtypes::bfloat16, true}), "*(uint4*)(data0 + "), 16);
 }
 
 TEST_F(TensorCoreLaneRuns, AnUnknownRunLengthIsAUserErrorNamingTheVariable) {
