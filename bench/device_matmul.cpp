@@ -12,14 +12,14 @@
 
 namespace lg::bench {
 
-// Whether the device's heuristic puts some kernel of t on tensor cores (Opt TC: CUDA, bf16/fp16,
-// TC=1; codegen/tensor_core.h).
+// Whether the device's heuristic puts some kernel of t on tensor cores (Opt TC or BLOCK_MMA: CUDA,
+// bf16/fp16, TC=1; codegen/tensor_core.h, codegen/block_mma.h).
 static bool uses_tensor_cores(const Tensor& t) {
   Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {t.node()}));
   for (const ScheduleItem& item : s.items)
     if (item.kind == ScheduleItem::Kind::Kernel)
       for (const Opt& opt : get_device(t.device()).heuristic_opts(item.ast))
-        if (opt.kind == OptKind::TC) return true;
+        if (opt.kind == OptKind::TC || opt.kind == OptKind::BLOCK_MMA) return true;
   return false;
 }
 

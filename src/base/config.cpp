@@ -35,6 +35,7 @@ static Config read_config() {
   if (const char* a = std::getenv("CUDA_ARCH"); a != nullptr && *a != '\0') c.cuda_arch = a;
   if (const char* p = std::getenv("CUDA_PATH"); p != nullptr && *p != '\0') c.cuda_path = p;
   c.tc = env_int("TC", 1) != 0;
+  c.block_mma = env_int("BLOCK_MMA", 1) != 0;
   c.smem = env_int("SMEM", 0) != 0;
   c.tc_run = env_int("TC_RUN", 16);
   LG_USER_CHECK(c.tc_run == 0 || c.tc_run == 8 || c.tc_run == 16 || c.tc_run == 32, "environment variable TC_RUN=", c.tc_run,

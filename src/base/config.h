@@ -17,6 +17,9 @@
 //           (defaults 4x8 and 2x2, the fastest of a sweep on an H200; codegen/heuristic_tc.cpp)
 //   TC_RUN  bytes each lane of a tensor-core matmul reads in one piece: 16 (default), 8, 32, or 0
 //           for the PTX fragment order (codegen/heuristic_tc.h)
+//   BLOCK_MMA  1 block-tiled tensor-core matmuls (shared-memory tiles through cp.async and
+//           ldmatrix, a hand-written main loop) where a matmul's shape and layout allow (default),
+//           0 off: Opt TC alone (codegen/block_mma.h)
 //   SMEM    1 shared-memory staging of tensor-core matmul tiles, 0 off (default: slower than
 //           unstaged on an H200 as it stands, docs/gpu.md) (codegen/smem.h)
 //   CUDA_PATH  the CUDA toolkit (NVRTC and its headers; default: next to libnvrtc, /usr/local/cuda)
@@ -41,6 +44,7 @@ struct Config {
   std::string cuda_arch;  // "" = the GPU's own, or sm_90 where there is none
   std::string cuda_path;  // "" = search
   bool tc = true;
+  bool block_mma = true;  // BLOCK_MMA=0: no block-tiled matmuls (codegen/block_mma.h)
   bool smem = false;  // SMEM=1: shared-memory staging of matmul tiles (codegen/smem.h)
   // Tensor-core tiling (codegen/heuristic_tc.cpp), at most: mma tiles per warp along m and n, warps
   // per block along m and n. TC_WARP=MxN, TC_BLOCK=MxN, powers of two.

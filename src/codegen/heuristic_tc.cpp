@@ -1,11 +1,13 @@
 #include "codegen/heuristic_tc.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 
 #include "base/config.h"
 #include "base/error.h"
 #include "codegen/access.h"
+#include "codegen/block_mma.h"
 #include "codegen/smem.h"
 #include "codegen/tensor_core.h"
 #include "rewrite/rewrite.h"
@@ -35,6 +37,30 @@ bool operand_contiguous(const std::vector<Access>& accesses, int along, int othe
   return any;
 }
 
+// Opt BLOCK_MMA for matmul `choice` (heuristic_tc.h: the first tiling with enough blocks, else the
+// last that applies), or nullopt when no tiling applies.
+std::optional<Opt> block_mma_opt(const NodeRef& ast, int choice, const std::vector<NodeRef>& axes, const TcAxes& c) {
+  int64_t others = 1;  // blocks along the other output axes (a batch, heads)
+  for (int a = 0; a < static_cast<int>(axes.size()); a++)
+    if (a != c.m && a != c.n && axes[a]->get_arg<RangeArg>().type != AxisType::REDUCE) others *= axes[a]->src[0]->const_as_int();
+  const int64_t m = axes[c.m]->src[0]->const_as_int(), n = axes[c.n]->src[0]->const_as_int();
+  std::optional<Opt> pick;
+  std::string why;
+  const std::vector<BlockMmaTiling>& tilings = block_mma_tilings();
+  for (int t = 0; t < static_cast<int>(tilings.size()); t++) {
+    try {
+      apply_block_mma(ast, choice, t);
+    } catch (const OptError& e) {
+      why = e.what();
+      continue;
+    }
+    pick = Opt{OptKind::BLOCK_MMA, choice, t};
+    if (m / tilings[t].bm * (n / tilings[t].bn) * others >= kBlockMmaMinBlocks) break;
+  }
+  if (!pick && config().debug >= 4) std::fprintf(stderr, "no block matmul: %s\n", why.c_str());
+  return pick;
+}
+
 }  // namespace
 
 bool cuda_tensor_cores(const std::string& arch) {
@@ -45,7 +71,7 @@ bool cuda_tensor_cores(const std::string& arch) {
 
 TcTiling TcTiling::from_config() {
   const Config& c = config();
-  return {c.tc_warp_m, c.tc_warp_n, c.tc_block_m, c.tc_block_n, c.smem, c.tc_run};
+  return {c.tc_warp_m, c.tc_warp_n, c.tc_block_m, c.tc_block_n, c.smem, c.tc_run, c.block_mma};
 }
 
 std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled, const TcTiling& tiling) {
@@ -65,6 +91,8 @@ std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled, cons
   TcAxes c = cands[choice];
   int64_t m = size(c.m), n = size(c.n), k = size(c.k);
   if (m < kTcM || n < kTcN || k < kTcK) return std::nullopt;
+  if (tiling.block)
+    if (std::optional<Opt> o = block_mma_opt(ast, choice, axes, c)) return std::vector<Opt>{*o};
   std::vector<Access> accesses = kernel_accesses(ast);
   // The list for lane runs of `run` elements (0: the PTX order) and the block's tile, bm x bn.
   struct Tiled {

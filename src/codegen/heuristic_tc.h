@@ -20,11 +20,15 @@ bool cuda_tensor_cores(const std::string& arch);
 // an operand contiguous there, by an UPCAST of m (n) before TC by run_bytes / 2 elements (counted
 // in the warp's tiles): lane g's tile row is then that many neighbouring elements, and so are the
 // outputs each lane stores. 0: the PTX order (4-byte pairs; what SMEM stages).
+// block: a matmul that Opt BLOCK_MMA can take (codegen/block_mma.h: one product, sizes multiples of
+// a block tile, operands contiguous along one axis) gets it instead, and the fields above do not
+// apply to it.
 struct TcTiling {
   int warp_m = 4, warp_n = 8, block_m = 2, block_n = 2;
   bool smem = false;
   int run_bytes = 16;
-  static TcTiling from_config();  // TC_WARP, TC_BLOCK, SMEM, TC_RUN (base/config.h)
+  bool block = true;
+  static TcTiling from_config();  // TC_WARP, TC_BLOCK, SMEM, TC_RUN, BLOCK_MMA (base/config.h)
   bool operator==(const TcTiling&) const = default;
 };
 
@@ -32,7 +36,10 @@ struct TcTiling {
 // not one or is too small (m < 16, n < 8 or k < 16). Axes that are not multiples of the tile are
 // padded (PADTO 16, 8, 16). Each warp computes up to tiling.warp_m x tiling.warp_n tiles (the
 // largest counts that divide the tiles there are), a block up to tiling.block_m x block_n warps;
-// every output axis left is a grid axis (GLOBAL).
+// every output axis left is a grid axis (GLOBAL). With tiling.block, a matmul BLOCK_MMA takes gets
+// the first of block_mma_tilings() that gives at least kBlockMmaMinBlocks blocks, else the last
+// that applies (smaller tiles, more blocks).
+inline constexpr int64_t kBlockMmaMinBlocks = 128;
 std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled, const TcTiling& tiling = TcTiling::from_config());
 
 }  // namespace lg

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "codegen/block_mma.h"
 #include "codegen/smem.h"
 #include "codegen/tensor_core.h"
 #include "ir/build.h"
@@ -26,6 +27,7 @@ static const char* kind_name(OptKind k) {
     case OptKind::GROUPOUT: return "GROUPOUT";
     case OptKind::TC: return "TC";
     case OptKind::SMEM: return "SMEM";
+    case OptKind::BLOCK_MMA: return "BLOCK_MMA";
   }
   return "?";
 }
@@ -129,6 +131,7 @@ static NodeRef pad_axis(const NodeRef& ast, const NodeRef& r, int64_t amount) {
 static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
   if (o.kind == OptKind::TC) return apply_tensor_core(ast, o.axis, o.amount);  // axis: the matmul, amount: lane runs
   if (o.kind == OptKind::SMEM) return stage_tc_operands(ast);
+  if (o.kind == OptKind::BLOCK_MMA) return apply_block_mma(ast, o.axis, o.amount);  // axis: the matmul, amount: the tiling
   std::vector<NodeRef> axes = kernel_axes(ast);
   if (o.axis < 0 || o.axis >= static_cast<int>(axes.size())) throw OptError(str("no axis ", o.axis));
   const NodeRef& r = axes[o.axis];
@@ -163,7 +166,7 @@ static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
     case OptKind::GLOBAL:
       if (reduce) throw OptError("GLOBAL of a reduce axis");
       return substitute(ast, {{r, range(rsize(r.get()), rid(r.get()), AxisType::GLOBAL)}});
-    case OptKind::TC: case OptKind::SMEM: break;
+    case OptKind::TC: case OptKind::SMEM: case OptKind::BLOCK_MMA: break;
   }
   throw OptError("unknown opt");
 }
@@ -175,6 +178,7 @@ NodeRef apply_opts(const NodeRef& ast, const std::vector<Opt>& opts) {
     try {
       // SMEM stages the fragments as the other Opts left them (the block's ranges are final)
       if (i > 0 && opts[i - 1].kind == OptKind::SMEM) throw OptError("SMEM must be the last Opt");
+      if (i > 0 && opts[i - 1].kind == OptKind::BLOCK_MMA) throw OptError("BLOCK_MMA must be the only Opt");
       k = apply_one(k, o);
     } catch (const OptError& e) {
       throw OptError(str(to_string(o), ": ", e.what()));

@@ -35,6 +35,9 @@
 //   SMEM   -  -   after TC (the last Opt): each k step, the block's threads copy the A and B tiles of
 //                 the block into shared memory together, and the mma fragments are read from there
 //                 (codegen/smem.h)
+//   BLOCK_MMA c t the first and only Opt: matmul c (of tc_candidates) as a block-tiled tensor-core
+//                 matmul on tiling t (codegen/block_mma.h): the block's tiles pass through shared
+//                 memory (cp.async, ldmatrix) in a hand-written main loop; the epilogue stays generated
 //
 // GPU thread ranges: LOCAL ranges are independent axes of the block (each its own part of
 // threadIdx); every GROUP range of a kernel is the same group axis (one part of threadIdx, shared):
@@ -48,7 +51,7 @@
 
 namespace lg {
 
-enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL, GROUPTOP, GROUPOUT, TC, SMEM };
+enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL, GROUPTOP, GROUPOUT, TC, SMEM, BLOCK_MMA };
 
 struct Opt {
   OptKind kind;

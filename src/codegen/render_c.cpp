@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
+#include "codegen/block_mma.h"
 #include "codegen/c_prelude.h"
 #include "codegen/scalar_expr.h"
 #include "codegen/tensor_core.h"
@@ -113,6 +114,7 @@ class CWriter {
         expr_[&n] = ref(n.src[0]);
         return;
       case Op::WMMA: return emit_wmma(n);
+      case Op::BLOCK_MMA: return emit_block_mma(n);
       // codegen/smem.h: threads are loops here, so each fills its own copy of a shared tile (the
       // COOP loop is a plain loop, run whole) and a barrier has nothing to wait for.
       case Op::DEFINE_LOCAL: {
@@ -174,6 +176,33 @@ class CWriter {
     line(str("float ", s, " = ", row, "[0] * ", it->second, "b[0][", col, "];"));
     line(str("for (int lg_k = 1; lg_k < 16; lg_k++) ", s, " += ", row, "[lg_k] * ", it->second, "b[lg_k][", col, "];"));
     define(n, str(ref(n.src[13 + i]), " + ", s));
+  }
+  // BLOCK_MMA (ir/ops.def, codegen/block_mma.h) as scalar code: this output's sum over the products
+  // of each one's dot product over K, 16 k at a time as the mma adds them (each 16 products summed
+  // in k order, then added to the sum), product after product.
+  void emit_block_mma(const Node& n) {
+    const BlockMmaArg arg = BlockMmaArg::from_shape(n.get_arg<Shape>());
+    const std::string &row = ref(n.src[0]), &col = ref(n.src[1]);
+    std::string s = str("lg_s", next_++);
+    line(str("float ", s, " = 0.0f;"));
+    for (size_t p = 0; p < arg.products.size(); p++) {
+      const BlockMmaProduct& x = arg.products[p];
+      const size_t o = kBlockMmaThreadSources + kBlockMmaProductSources * p;
+      DType t = n.src[o]->dtype.base();
+      std::string q = str("lg_p", next_++), k0 = str("lg_k", next_++);
+      std::string a = str("(", ref(n.src[o + 1]), " + ", row, " * ", x.a_m, "ll)");
+      std::string b = str("(", ref(n.src[o + 3]), " + ", col, " * ", x.b_n, "ll)");
+      auto product = [&](const std::string& k) {
+        return str(from_memory(t, str(ref(n.src[o]), "[", a, " + (", k, ") * ", x.a_k, "ll]")), " * ",
+                   from_memory(t, str(ref(n.src[o + 2]), "[", b, " + (", k, ") * ", x.b_k, "ll]")));
+      };
+      line(str("for (int64_t ", k0, " = 0; ", k0, " < ", arg.k, "ll; ", k0, " += 16) {"));
+      line(str("  float ", q, " = ", product(k0), ";"));
+      line(str("  for (int64_t lg_k = 1; lg_k < 16; lg_k++) ", q, " += ", product(k0 + " + lg_k"), ";"));
+      line(str("  ", s, " = ", s, " + ", q, ";"));
+      line("}");
+    }
+    expr_[&n] = s;
   }
   // Declares the A (16x16) and B (16x8) tiles of WMMA n filled from all 32 lanes; their name prefix.
   std::string gather_tiles(const Node& n) {

@@ -52,6 +52,23 @@ __device__ __forceinline__ uint32_t lg_pack_f16x2(float lo, float hi) {
   }
 LG_MMA_M16N8K16(lg_mma_m16n8k16_bf16, "bf16")
 LG_MMA_M16N8K16(lg_mma_m16n8k16_f16, "f16")
+/* Block-tiled matmuls (codegen/render_block_mma.h; sm_80 and later): 16-byte asynchronous copies
+   from global to shared memory, and ldmatrix: four 8x8 16-bit matrices from shared memory, lanes
+   8i..8i+7 giving the row addresses of matrix i (.trans: each matrix transposed). */
+__device__ __forceinline__ uint32_t lg_smem_address(const void* p) { return (uint32_t)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void lg_cp_async16(void* s, const void* g) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(lg_smem_address(s)), "l"(g) : "memory");
+}
+__device__ __forceinline__ void lg_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int N> __device__ __forceinline__ void lg_cp_async_wait() { asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory"); }
+__device__ __forceinline__ void lg_ldmatrix_x4(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(lg_smem_address(p)) : "memory");
+}
+__device__ __forceinline__ void lg_ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(lg_smem_address(p)) : "memory");
+}
 )CUDA";
 
 std::string CudaRenderer::render(const LinearProgram& prog) const { return render_gpu_kernel(prog, kCudaPrelude, true); }

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "codegen/gpu_launch.h"
 #include "codegen/gpu_vector_access.h"
+#include "codegen/render_block_mma.h"
 #include "codegen/scalar_expr.h"
 #include "ir/graph.h"
 
@@ -103,7 +104,9 @@ class GpuWriter {
       DType g = p_.globals[k];
       params += str(k ? ", " : "", g.scalar == Scalar::Void ? "void" : mem_type(g), "* __restrict__ data", k);
     }
-    out_ = prelude + kGpuCommonPrelude + kScalarPrelude + "/* " + p_.name + " */\n";
+    out_ = prelude + kGpuCommonPrelude + kScalarPrelude;
+    if (std::any_of(p_.ops.begin(), p_.ops.end(), [](const NodeRef& n) { return n->op == Op::BLOCK_MMA; })) out_ += kBlockMmaSource;
+    out_ += "/* " + p_.name + " */\n";
     out_ += str("extern \"C\" __global__ void __launch_bounds__(", dims_.threads, ") lg_kernel(", params, ") {\n");
     line("const int64_t lg_b = (int64_t)blockIdx.x + (int64_t)blockIdx.y * (int64_t)gridDim.x;");
     line("const int64_t lg_t = (int64_t)threadIdx.x;");
@@ -165,6 +168,7 @@ class GpuWriter {
         expr_[&n] = ref(n.src[0]);
         return;
       case Op::WMMA: return emit_wmma(n);
+      case Op::BLOCK_MMA: return emit_block_mma(n);
       case Op::DEFINE_LOCAL: {  // codegen/smem.h: the block's shared tile
         const BufferArg& a = n.get_arg<BufferArg>();
         expr_[&n] = str("lg_smem", a.uid);
@@ -395,6 +399,36 @@ class GpuWriter {
     define(n, str(it->second, ".x[", n.get_arg<int64_t>(), "]"));
   }
   std::map<std::vector<const Node*>, std::string> mmas_;  // WMMA sources -> the mma's result
+
+  // BLOCK_MMA (codegen/block_mma.h): the outputs of one block matmul (same operands, offsets and
+  // thread) share one call of the main loop, made at the first (in code every thread of the block
+  // runs: the kernel has no loops, only launch ranges); each is one of its accumulators.
+  void emit_block_mma(const Node& n) {
+    std::vector<const Node*> key{n.src[2].get(), n.src[3].get(), n.src[4].get()};  // wm, wn, lane
+    for (size_t s = kBlockMmaThreadSources; s < n.src.size(); s++) key.push_back(n.src[s].get());
+    const BlockMmaArg arg = BlockMmaArg::from_shape(n.get_arg<Shape>());
+    auto it = block_mmas_.find(key);
+    if (it == block_mmas_.end()) {
+      const BlockMmaTiling& t = arg.tiling;
+      LG_CHECK(dims_.threads == 32 * t.warps_m * t.warps_n, p_.name, ": a block matmul of ", t.warps_m * t.warps_n,
+               " warps in a block of ", dims_.threads, " threads");
+      std::vector<BlockMmaOperands> operands;
+      for (size_t s = kBlockMmaThreadSources; s < n.src.size(); s += kBlockMmaProductSources)
+        operands.push_back({ref(n.src[s]), ref(n.src[s + 1]), ref(n.src[s + 2]), ref(n.src[s + 3])});
+      std::string acc = str("bmma", next_++);
+      std::string call = block_mma_call(arg, n.src[kBlockMmaThreadSources]->dtype.base(), acc, operands, ref(n.src[2]),
+                                        ref(n.src[3]), ref(n.src[4]), "lg_t");
+      for (size_t b = 0, e; b < call.size(); b = e + 1) {
+        e = call.find('\n', b);
+        if (e == std::string::npos) e = call.size();
+        line(call.substr(b, e - b));
+      }
+      it = block_mmas_.emplace(key, acc).first;
+    }
+    for (int s = 5; s < 8; s++) LG_CHECK(n.src[s]->is_const(), p_.name, ": a BLOCK_MMA accumulator index is not a constant");
+    define(n, str(it->second, "[", n.src[5]->const_as_int(), "][", n.src[6]->const_as_int(), "].x[", n.src[7]->const_as_int(), "]"));
+  }
+  std::map<std::vector<const Node*>, std::string> block_mmas_;  // BLOCK_MMA operands and thread -> its accumulators
 
   // A tensor-core register: fragment elements lo and hi (lo in the low half). Both halves of one
   // word of a vector load (a lane run along k): that word; halves of two loaded words (a lane run

@@ -26,10 +26,12 @@ __device__ __forceinline__ lg_f16_t lg_bits_f16(unsigned short b) { return __bui
 )HIP";
 
 // No warp shuffles: AMD wavefronts have 64 lanes and ROCm 5 has no __shfl_xor_sync. No tensor cores:
-// WMMA is NVIDIA's mma.sync (AMD's matrix instructions differ); the HIP heuristic never applies TC.
+// WMMA and BLOCK_MMA are NVIDIA's mma.sync (AMD's matrix instructions differ); the HIP heuristic
+// never applies TC or BLOCK_MMA.
 std::string HipRenderer::render(const LinearProgram& prog) const {
   for (const NodeRef& n : prog.ops)
-    LG_CHECK(n->op != Op::WMMA, prog.name, ": the HIP renderer has no tensor cores (Opt TC is CUDA only)");
+    LG_CHECK(n->op != Op::WMMA && n->op != Op::BLOCK_MMA, prog.name,
+             ": the HIP renderer has no tensor cores (Opts TC and BLOCK_MMA are CUDA only)");
   return render_gpu_kernel(prog, kHipPrelude, false);
 }
 

@@ -105,6 +105,15 @@ void check_node(Op op, DType dtype, const std::vector<NodeRef>& src, const Arg& 
     int64_t e = std::get<int64_t>(arg);
     LG_CHECK(dtype == dtypes::float32 && e >= 0 && e < 4, "WMMA element ", e, " of ", name(dtype));
   }
+  if (op == Op::BLOCK_MMA) {  // (row, col, wm, wn, lane, tm, tn, e, then a, a_off, b, b_off per product); ops.def
+    LG_CHECK(src.size() >= 12 && (src.size() - 8) % 4 == 0, "BLOCK_MMA of ", src.size(), " sources");
+    DType ab = src[8]->dtype.base();
+    for (size_t p = 8; p < src.size(); p += 4)
+      LG_CHECK(src[p]->op == Op::DEFINE_GLOBAL && src[p + 2]->op == Op::DEFINE_GLOBAL && src[p]->dtype.base() == ab &&
+                   src[p + 2]->dtype.base() == ab && (ab == dtypes::bfloat16 || ab == dtypes::float16),
+               "BLOCK_MMA operands are not kernel arguments of one 16-bit float dtype");
+    LG_CHECK(dtype == dtypes::float32 && std::get<Shape>(arg).size() == 7 + (src.size() - 8), "BLOCK_MMA of ", name(dtype));
+  }
   if (op == Op::IOTA) LG_CHECK(is_int(dtype) || is_float(dtype), "IOTA of ", name(dtype));
 }
 

@@ -4,6 +4,7 @@
 
 #include "base/error.h"
 #include "nn/init.h"
+#include "runtime/device.h"
 
 namespace lg::llm {
 
@@ -163,7 +164,12 @@ Tensor Llama::attention(const LlamaBlock& b, const Tensor& x, const Tensor& cos,
   // realized in this layout: written straight into (B, S, H * hd), the heads and head dims would be
   // one output axis that both operands move along, which no tensor-core matmul maps
   Tensor out = probs.matmul(v).contiguous();  // (B, KV, rep, S, hd)
-  return b.wo(out.permute({0, 3, 1, 2, 4}).reshape({B, S, H * hd}));
+  Tensor merged = out.permute({0, 3, 1, 2, 4}).reshape({B, S, H * hd});
+  // On GPUs the heads are merged by a copy: read through the permute, the output projection's
+  // operand (and its weight gradient's) is not linear along the merged axis, and block-tiled
+  // tensor-core matmuls (codegen/block_mma.h) copy tiles of linear operands only.
+  if (is_gpu_device(x.device())) merged = merged.contiguous();
+  return b.wo(merged);
 }
 
 Tensor Llama::hidden(const Tensor& tokens) const {

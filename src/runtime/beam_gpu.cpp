@@ -21,7 +21,7 @@ class GpuSpace : public BeamSpace {
     if (tc_) {
       GpuKnobs off = defaults_, small = defaults_;
       off.tensor_cores = false;
-      small.tc = TcTiling{1, 1, 1, 1, false, defaults_.tc.run_bytes};
+      small.tc = TcTiling{1, 1, 1, 1, false, defaults_.tc.run_bytes, false};
       ks.push_back(off);
       ks.push_back(small);
     }
@@ -80,6 +80,7 @@ std::vector<GpuKnobs> gpu_knob_steps(const GpuKnobs& k, bool tensor_cores_allowe
     for (int m : doubled_and_halved(t.block_m, 1, kMostWarpsPerBlock / t.block_n)) with([&](GpuKnobs& s) { s.tc.block_m = m; });
     for (int n : doubled_and_halved(t.block_n, 1, kMostWarpsPerBlock / t.block_m)) with([&](GpuKnobs& s) { s.tc.block_n = n; });
     with([](GpuKnobs& s) { s.tc.smem = !s.tc.smem; });
+    with([](GpuKnobs& s) { s.tc.block = !s.tc.block; });
     for (int run : {0, 8, 16, 32})
       if (run != t.run_bytes) with([&](GpuKnobs& s) { s.tc.run_bytes = run; });
   }

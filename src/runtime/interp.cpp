@@ -166,6 +166,10 @@ class InterpProgram : public Program {
           internal_error(__FILE__, __LINE__,
                          str("interp: kernel ", name_, " stages tiles in shared memory (Opt SMEM): only the CUDA "
                              "heuristic makes it; the C and CUDA renderers run it"));
+        case Op::BLOCK_MMA:
+          internal_error(__FILE__, __LINE__,
+                         str("interp: kernel ", name_, " has BLOCK_MMA (Opt BLOCK_MMA, tensor cores): only the CUDA "
+                             "heuristic makes it; the C and CUDA renderers run it"));
         case Op::WMMA:
           internal_error(__FILE__, __LINE__,
                          str("interp: kernel ", name_, " has WMMA (Opt TC, tensor cores): only the CUDA heuristic "

@@ -134,6 +134,39 @@ bool is_half_matmul_result(const Node* n) {
          is_half_product_sum(through_views(n->src[0].get()));
 }
 
+// Whether node i (a 16-bit value) is an operand of a 16-bit matmul: a user of it is a widening CAST
+// whose value reaches, through movement ops, a MUL summed by a 16-bit product sum
+// (is_half_product_sum).
+bool is_half_matmul_operand(const UserMap& um, int i) {
+  for (int c : um.users[i]) {
+    if (!is_widening_cast(um.order[c])) continue;
+    std::vector<int> todo{c};
+    while (!todo.empty()) {
+      int j = todo.back();
+      todo.pop_back();
+      for (int u : um.users[j]) {
+        const Node* n = um.order[u];
+        if (is_movement(n->op)) todo.push_back(u);
+        if (n->op != Op::MUL) continue;
+        for (int r : um.users[u])
+          if (is_half_product_sum(um.order[r]) ||
+              (um.order[r]->op == Op::ADD && std::any_of(um.users[r].begin(), um.users[r].end(), [&](int q) {
+                 return is_half_product_sum(um.order[q]);
+               })))
+            return true;
+      }
+    }
+  }
+  return false;
+}
+
+// Whether n is computed here (an ALU op), possibly re-laid-out by RESHAPEs and PERMUTEs (no
+// broadcast, padding or slice): not a view of a buffer.
+bool is_computed_value(const Node* n) {
+  while (n->op == Op::RESHAPE || n->op == Op::PERMUTE) n = n->src[0].get();
+  return is_alu(n->op);
+}
+
 // Whether node i's value reaches realize point t through movement ops only (each node on the way,
 // t included, one of them; every node before t with one user), one of them a PERMUTE: t stores i's
 // value in another axis order.
@@ -243,6 +276,14 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
     // feeding a matmul) would be recomputed per broadcast element: realize it when that includes a
     // transcendental.
     if (!realize[k] && is_alu(node->op) && crosses[k] && has_transcendental(um, realize, static_cast<int>(k), 64))
+      realize[k] = true;
+    // A computed 16-bit operand of a 16-bit matmul (a normalization's output cast to bf16, a
+    // gradient) would be recomputed for every output column it is broadcast to, inside the
+    // matmul's loads: realize it as the matmul reads it (after its reshapes and permutes), so the
+    // matmul reads a buffer laid out along its axes (tensor cores' block tiles copy operands
+    // straight from memory, codegen/block_mma.h).
+    if (!realize[k] && crosses[k] && (node->dtype == dtypes::bfloat16 || node->dtype == dtypes::float16) &&
+        is_computed_value(node) && is_half_matmul_operand(um, static_cast<int>(k)))
       realize[k] = true;
     // A widening cast is realized as its 16-bit source: half the bytes stored and read, and a
     // matmul reading it sees a 16-bit operand widened on load (tensor cores, codegen/tensor_core.h).

@@ -29,6 +29,10 @@
 //    thread's, or one thread block's, loop);
 //  - an elementwise node with several users that reads three or more distinct inputs is realized,
 //    so long inline chains (residual streams) are not recomputed in every consumer;
+//  - a computed 16-bit value (an ALU op in bf16/fp16, or a RESHAPE/PERMUTE of one) that a 16-bit
+//    matmul widens and broadcasts (through an EXPAND) into its products is realized, as the
+//    matmul reads it (re-laid-out): fused, every output column would recompute it, and
+//    block-tiled tensor-core matmuls copy tiles of operands linear along their axes;
 //  - a realize point that is a widening cast (bf16/fp16 -> float32, exact) read only inside other
 //    kernels moves to the cast's source: the 16-bit value is stored and each reader widens it on
 //    load (half the memory traffic; a matmul reading it sees 16-bit operands, for tensor cores).

@@ -125,6 +125,35 @@ static lg_mma_f32x4 (*const lg_mma_m16n8k16_bf16)(uint32_t, uint32_t, uint32_t, 
                                                  float, float) = lg_mma_warp<lg_bf16_to_f>;
 static lg_mma_f32x4 (*const lg_mma_m16n8k16_f16)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, float, float,
                                                 float, float) = lg_mma_warp<lg_f16_to_f>;
+// Block-tiled matmuls (codegen/render_block_mma.h): cp.async as a plain 16-byte copy (done at once,
+// so the commit and wait have nothing to do); ldmatrix.x4 per warp from the PTX ISA: every thread of
+// the block calls it together, each publishes its row address, then lane l of a warp takes from
+// matrix i (rows given by lanes 8i..8i+7) register i = elements (l/4, 2(l%4)) and (l/4, 2(l%4)+1),
+// or with .trans elements (2(l%4), l/4) and (2(l%4)+1, l/4), the first in the low half.
+static inline void lg_cp_async16(void* s, const void* g) { std::memcpy(s, g, 16); }
+static inline void lg_cp_async_commit() {}
+template <int N> static inline void lg_cp_async_wait() {}
+static const uint16_t* lg_ldmatrix_rows[1024];
+static void lg_ldmatrix_warp(uint32_t (&r)[4], const void* p, bool trans) {
+  const unsigned me = threadIdx.x, warp = me / 32 * 32, lane = me % 32;
+  lg_ldmatrix_rows[me] = static_cast<const uint16_t*>(p);
+  __syncthreads();
+  for (unsigned i = 0; i < 4; i++) {
+    const uint16_t* const* rows = lg_ldmatrix_rows + warp + 8 * i;
+    uint16_t lo, hi;
+    if (!trans) {
+      lo = rows[lane / 4][2 * (lane % 4)];
+      hi = rows[lane / 4][2 * (lane % 4) + 1];
+    } else {
+      lo = rows[2 * (lane % 4)][lane / 4];
+      hi = rows[2 * (lane % 4) + 1][lane / 4];
+    }
+    r[i] = (uint32_t)lo | (uint32_t)hi << 16;
+  }
+  __syncthreads();  // before the addresses are published again
+}
+static inline void lg_ldmatrix_x4(uint32_t (&r)[4], const void* p) { lg_ldmatrix_warp(r, p, false); }
+static inline void lg_ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) { lg_ldmatrix_warp(r, p, true); }
 )SHIM";
 
 // After the kernel: runs the grid one block at a time, each block as one thread per CUDA thread.

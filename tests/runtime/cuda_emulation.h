@@ -6,7 +6,8 @@
 // How: the renderer's CUDA prelude is replaced by a host shim (threadIdx/blockIdx as thread-local
 // variables, __shared__ as static storage, __syncthreads as a std::barrier, warp shuffles through
 // a block-wide buffer, 16-bit floats as the C
-// prelude's bit arithmetic, mma.sync per warp from the PTX ISA's fragment layouts), the file is compiled by the host C++ compiler into a shared object,
+// prelude's bit arithmetic, mma.sync and ldmatrix per warp from the PTX ISA's fragment layouts, cp.async
+// as a plain copy), the file is compiled by the host C++ compiler into a shared object,
 // and each block runs as block[0] std::threads, one block after another (so static storage is the
 // block's shared memory). Slow and only for small kernels.
 #include <string>

@@ -302,9 +302,12 @@ auto with_smem(const char* value, F f) {
 }
 
 // These tests run with staging on (opt-in, SMEM=1) and the tiling they were written for, 2 x 4 mma
-// tiles per warp (the default is 4 x 8: TensorCoreEmulation.TheDefaultTilingMatchesTheReference).
+// tiles per warp (the default is 4 x 8: TensorCoreEmulation.TheDefaultTilingMatchesTheReference),
+// and without block-tiled matmuls (BLOCK_MMA=0; block_mma_test.cpp turns them on), so Opt TC gets
+// the matmuls they check.
 struct SmemOn : ::testing::Environment {
   void SetUp() override {
+    setenv("BLOCK_MMA", "0", 1);
     setenv("SMEM", "1", 1);
     setenv("TC_WARP", "2x4", 1);
     config_reload();

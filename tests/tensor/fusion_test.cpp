@@ -131,6 +131,34 @@ TEST(Fusion, TwoHalfPrecisionMatmulsSummedAreTwoKernels) {
   EXPECT_EQ(kernel_count(realized(a).matmul(realized(b1)) + realized(a).matmul(realized(b2))), 1);
 }
 
+// A bf16 operand computed from float32 values (a normalization's output, a gradient) and re-laid-out
+// (heads merged: (4, S, 16) -> (S, 64)) is realized as the matmul reads it, not recomputed for every
+// output column inside the matmul: two kernels, and the matmul's operand is a plain load linear in
+// its axes, so the CUDA heuristic gives it a block-tiled matmul (codegen/block_mma.h).
+TEST(Fusion, AComputedHalfOperandOfAMatmulIsRealizedAsTheMatmulReadsIt) {
+  const int64_t S = 64, H = 4, hd = 16, N = 64;
+  HostArray xh = random_fill({H, S, hd}, Fill::SmallInt, dtypes::float32, 31), sh = random_fill({hd}, Fill::SmallInt, dtypes::float32, 32),
+            wh = random_fill({N, H * hd}, Fill::SmallInt, dtypes::float32, 33);
+  Tensor a = (realized(xh) * realized(sh)).cast(dtypes::bfloat16).permute({1, 0, 2}).reshape({1, S, H * hd});
+  // w (1, N, 64): batched, so the CPU's panel copy of a 2-D weight (tensor/reduce.cpp) stays out
+  Tensor w = realized(wh).cast(dtypes::bfloat16).reshape({1, N, H * hd}).realize();
+  Tensor out = a.matmul(w.transpose(-1, -2)).reshape({S, N});
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {out.node()}));
+  ASSERT_EQ(kernel_count(out), 2) << describe(s);
+  const ScheduleItem& mm = s.items.back();
+  std::vector<Opt> opts = gpu_heuristic_opts(mm.ast, true);
+  ASSERT_FALSE(opts.empty());
+  EXPECT_EQ(opts[0].kind, OptKind::BLOCK_MMA) << to_string(opts) << "\n" << describe(s);
+  // out[i, j] = sum over h, d of x[h, i, d] * scale[d] * w[j, h * hd + d] (small integers: exact in bf16)
+  HostArray want{{S, N}, std::vector<double>(S * N, 0.0)};
+  for (int64_t i = 0; i < S; i++)
+    for (int64_t j = 0; j < N; j++)
+      for (int64_t h = 0; h < H; h++)
+        for (int64_t d = 0; d < hd; d++)
+          want.data[i * N + j] += xh.data[(h * S + i) * hd + d] * sh.data[d] * wh.data[j * H * hd + h * hd + d];
+  expect_values(out.cast(dtypes::float32), want, 1e-2);
+}
+
 // Grouped-query attention: v (1, S, KV * hd) in bf16, viewed as (1, KV, 1, S, hd) and broadcast
 // over the rep query heads of each kv head; out = probs @ v. The gradient of v sums over the rep
 // heads and the queries; it is realized in its own axes (kv, key, d: the matmul's) and read through

@@ -16,14 +16,14 @@ namespace lg {
 namespace {
 
 // Kernels of t's schedule (with a reduction) on its device, and how many of them the device's
-// heuristic puts on tensor cores.
+// heuristic puts on tensor cores (Opt TC, or BLOCK_MMA where the shape allows: 128 x 96 @ 96 x 256).
 std::pair<int, int> tensor_core_kernels(const Tensor& t) {
   Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {t.node()}));
   int reductions = 0, tc = 0;
   for (const ScheduleItem& item : s.items) {
     if (item.kind != ScheduleItem::Kind::Kernel || item.name.rfind("r_", 0) != 0) continue;
     reductions++;
-    for (const Opt& o : get_device(t.device()).heuristic_opts(item.ast)) tc += o.kind == OptKind::TC;
+    for (const Opt& o : get_device(t.device()).heuristic_opts(item.ast)) tc += o.kind == OptKind::TC || o.kind == OptKind::BLOCK_MMA;
   }
   return {reductions, tc};
 }

@@ -1,0 +1,72 @@
+#pragma once
+// Block-tiled tensor-core matmuls: Opt BLOCK_MMA (codegen/opt.h) and the BLOCK_MMA op (ir/ops.def).
+//
+// Opt TC maps a matmul onto mma.sync with every fragment loaded by its own lane from global memory.
+// Fast GEMMs do it differently: a block's threads copy its A and B tiles into shared memory with
+// coalesced 16-byte asynchronous copies (cp.async), several k tiles ahead (a pipeline of stages),
+// and the warps read their mma fragments from there with ldmatrix. That main loop is written by
+// hand (codegen/render_block_mma.h, as tinygrad registers hand-written GEMMs for its Llama run);
+// Opt BLOCK_MMA decides where it applies and what every thread does with its results, so the
+// kernel's epilogue (a cast, a residual add, the store's layout) stays generated.
+//
+// The operands must be plain 16-bit loads whose index is linear in m and k (n and k) with one of the
+// two strides 1: element (m, k) of A at a_off + m*a_m + k*a_k (a_m or a_k is 1), (k, n) of B at
+// b_off + n*b_n + k*b_k; a_off and b_off are the same for every thread of a block (they may depend
+// on the kernel's other output axes, e.g. a batch or an attention head) and, with the other stride,
+// multiples of 8 elements (16 bytes, so every copy is one aligned 16-byte piece). k may be several
+// reduce axes that merge into one (each outer axis's stride the inner one's size times its stride,
+// in both operands: grouped-query attention's dK and dV sum over the query heads and positions).
+// The reduction may sum up to four such products (x @ W1^T and x @ W3^T share x, so the backward
+// sums dH1 @ W1 + dH3 @ W3 in one reduction): the main loop runs once per product into the same
+// accumulators.
+//
+// The kernel after the Opt (one thread per warp lane; every output axis but m and n a grid axis):
+//   GLOBAL blk (M/BM * N/BN blocks; in groups of up to 8 block rows, so blocks that run together
+//   share A and B panels in L2), LOCAL wm (warps_m), wn (warps_n), lane (32);
+//   UPCAST tm (TM = BM/warps_m/16 mma tiles), tn (TN = BN/warps_n/8), e (4 elements per tile);
+//   m = bm*BM + row, row = wm*(BM/warps_m) + tm*16 + lane/4 + 8*(e/2)
+//   n = bn*BN + col, col = wn*(BN/warps_n) + tn*8 + 2*(lane%4) + e%2   (the PTX C fragment)
+// and the reduction is BLOCK_MMA(row, col, wm, wn, lane, tm, tn, e, then per product p: A_p,
+// a_off_p + bm*BM*a_m_p, B_p, b_off_p + bn*BN*b_n_p).
+#include <vector>
+
+#include "ir/node.h"
+
+namespace lg {
+
+// How a block tiles its outputs: BM x BN outputs per block, warps_m x warps_n warps, BK k per
+// pipeline stage, `stages` k tiles in flight. Shared memory: stages * (BM + BN) * BK * 2 bytes.
+struct BlockMmaTiling {
+  int bm, bn, bk, warps_m, warps_n, stages;
+  bool operator==(const BlockMmaTiling&) const = default;
+};
+
+// The tilings Opt BLOCK_MMA's amount picks from: 0 is 128 x 128 (4 warps of 64 x 64, 3 stages of
+// 32 k: 48 KiB of shared memory); then 128 x 64, 64 x 128 and 64 x 64 for smaller matmuls.
+const std::vector<BlockMmaTiling>& block_mma_tilings();
+
+// One product's operand layout (above).
+struct BlockMmaProduct {
+  int64_t a_m, a_k, b_n, b_k;
+  bool operator==(const BlockMmaProduct&) const = default;
+};
+
+// BLOCK_MMA's arg (a Shape): K, the tiling (bm, bn, bk, warps_m, warps_n, stages), then a_m, a_k,
+// b_n, b_k of each product.
+struct BlockMmaArg {
+  int64_t k;
+  BlockMmaTiling tiling;
+  std::vector<BlockMmaProduct> products;
+  Shape to_shape() const;
+  static BlockMmaArg from_shape(const Shape& s);
+};
+// BLOCK_MMA's sources before the products' (row, col, wm, wn, lane, tm, tn, e), and per product.
+inline constexpr size_t kBlockMmaThreadSources = 8, kBlockMmaProductSources = 4;
+
+// Opt BLOCK_MMA c t: the matmul tc_candidates(ast)[c] on tiling t (above). Throws OptError when
+// the kernel is not one (a padded k, reduce axes that do not merge, an operand that is not a plain
+// linear 16-bit load), a size is not a multiple of its tile, or an operand's layout does not allow
+// aligned 16-byte copies.
+NodeRef apply_block_mma(const NodeRef& ast, int choice, int tiling);
+
+}  // namespace lg

@@ -1,0 +1,42 @@
+#pragma once
+// The hand-written main loop of Opt BLOCK_MMA (codegen/block_mma.h) in CUDA C, and its call.
+//
+// lg_block_mma<...>() runs in every thread of the block together (it has barriers) and leaves the
+// thread's accumulators in acc[tm][tn] (an mma tile's C fragment: element e at row g + 8*(e/2),
+// column 2t + e%2 of tile (tm, tn) of warp (wm, wn)). Per k tile of BK (a pipeline of `stages`):
+//   - copies: the block's A tile (BM x BK) and B tile (BK x BN) go to shared memory in 16-byte
+//     pieces along each operand's contiguous axis (consecutive threads, consecutive pieces:
+//     coalesced), with cp.async, `stages - 1` k tiles ahead of the mmas;
+//   - shared layout: a tile is stored as in memory, rows along the strided axis, the 16-byte
+//     chunks of a row permuted by an XOR with the row (so the 8 rows one ldmatrix reads sit in 8
+//     different bank groups);
+//   - fragments: ldmatrix.x4 reads a 16x16 A fragment or two 16x8 B fragments per instruction
+//     (.trans where the tile is stored k-major for A or n-major for B);
+//   - one cp.async.wait_group and one __syncthreads per k tile.
+// It uses the dialect prelude's primitives (render_cuda.cpp; the test emulation has its own):
+// lg_cp_async16, lg_cp_async_commit, lg_cp_async_wait<N>, lg_ldmatrix_x4[_trans],
+// lg_mma_m16n8k16_{bf16,f16}.
+#include <string>
+#include <vector>
+
+#include "codegen/block_mma.h"
+#include "ir/dtype.h"
+
+namespace lg {
+
+// The template, emitted once before a kernel that has a BLOCK_MMA.
+extern const char* const kBlockMmaSource;
+
+// One product's operands as C expressions: the pointers and the block's offsets.
+struct BlockMmaOperands {
+  std::string a, a_off, b, b_off;
+};
+
+// The calls for one BLOCK_MMA: declares `acc` (lg_mma_f32x4[TM][TN]) and fills it with the sum of
+// the products (one main loop each). wm, wn, lane: the thread's warp and lane; t: the thread's
+// index in the block (every thread of the block 0..threads-1 runs them).
+std::string block_mma_call(const BlockMmaArg& arg, DType input, const std::string& acc,
+                           const std::vector<BlockMmaOperands>& operands, const std::string& wm, const std::string& wn,
+                           const std::string& lane, const std::string& t);
+
+}  // namespace lg

@@ -1,0 +1,308 @@
+// Block-tiled tensor-core matmuls (Opt BLOCK_MMA, codegen/block_mma.h; the hand-written main loop
+// of codegen/render_block_mma.h). Checked without a GPU: the heuristic's choice, the operand
+// layouts the Opt reads off the index, the CUDA source run as emulated CUDA (cp.async as a copy,
+// ldmatrix and mma.sync per warp from the PTX ISA's layouts, tests/runtime/cuda_emulation.h)
+// against a float64 reference and bit for bit against the C program CUDACHECK runs, and NVRTC
+// compiling the source for sm_80 and sm_90 with cp.async, ldmatrix and mma in the PTX. Whether it
+// is faster than Opt TC on an H200 is for tools/gpu_check.sh (BLOCK_MMA=0 beside the default).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+
+#include "base/config.h"
+#include "codegen/block_mma.h"
+#include "codegen/heuristic_gpu.h"
+#include "codegen/render_cuda.h"
+#include "codegen/tensor_core.h"
+#include "ir/build.h"
+#include "ir/graph.h"
+#include "rewrite/rewrite.h"
+#include "rewrite/rules/symbolic.h"
+#include "runtime/buffer.h"
+#include "runtime/cpu.h"
+#include "runtime/cuda_emulation.h"
+#include "runtime/device.h"
+#include "runtime/nvrtc.h"
+#include "runtime/program_build.h"
+#include "runtime/tensor_core_util.h"
+
+namespace lg {
+namespace {
+
+using namespace tc_testing;
+
+// This binary's environment turns BLOCK_MMA off for the Opt TC tests (tensor_core_test.cpp); here
+// it is on (the default).
+class BlockMma : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    setenv("BLOCK_MMA", "1", 1);
+    config_reload();
+  }
+  void TearDown() override {
+    setenv("BLOCK_MMA", "0", 1);
+    config_reload();
+  }
+};
+
+NodeRef kernel_of(const Matmul& c) {
+  Schedule s = create_schedule(matmul_graph("CPU", c));
+  EXPECT_EQ(s.items.size(), 1u);
+  return rewrite(s.items.at(0).ast, pm_symbolic(), {.name = "initial symbolic"});
+}
+
+const Node* first_block_mma(const NodeRef& ast) {
+  for (const Node* n : toposort(ast))
+    if (n->op == Op::BLOCK_MMA) return n;
+  return nullptr;
+}
+
+TEST_F(BlockMma, TheHeuristicTakesPlainMatmulsAndLeavesTheRestToTensorCoreTiles) {
+  // 256 x 256: 4 blocks of 128 x 128, fewer than kBlockMmaMinBlocks, so the smallest tiles (16 blocks)
+  std::vector<Opt> o = gpu_heuristic_opts(kernel_of({1, 256, 256, 64, dtypes::bfloat16}), true);
+  ASSERT_EQ(o.size(), 1u) << to_string(o);
+  EXPECT_EQ(o[0].kind, OptKind::BLOCK_MMA);
+  EXPECT_EQ(o[0].amount, 3) << "64 x 64 tiles";
+  // 2048 x 1024: 128 blocks of 128 x 128
+  o = gpu_heuristic_opts(kernel_of({1, 2048, 1024, 32, dtypes::float16, false, false, true}), true);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].amount, 0) << "128 x 128 tiles";
+  // batched: the batch counts in the blocks (8 x 2 x 8 >= 128 with 128 x 64 tiles)
+  o = gpu_heuristic_opts(kernel_of({8, 256, 512, 32, dtypes::bfloat16}), true);
+  ASSERT_EQ(o.size(), 1u);
+  EXPECT_EQ(o[0].amount, 1) << "128 x 64 tiles";
+  // Not a multiple of any tile, or a k of 40 (padded): Opt TC
+  for (const Matmul& c : {Matmul{1, 96, 128, 64, dtypes::bfloat16}, Matmul{1, 128, 128, 40, dtypes::bfloat16}}) {
+    o = gpu_heuristic_opts(kernel_of(c), true);
+    EXPECT_NE(o[0].kind, OptKind::BLOCK_MMA) << label(c) << ": " << to_string(o);
+    EXPECT_TRUE(std::any_of(o.begin(), o.end(), [](const Opt& x) { return x.kind == OptKind::TC; })) << label(c);
+  }
+  // BLOCK_MMA=0: Opt TC
+  setenv("BLOCK_MMA", "0", 1);
+  config_reload();
+  o = gpu_heuristic_opts(kernel_of({1, 256, 256, 64, dtypes::bfloat16}), true);
+  EXPECT_TRUE(std::none_of(o.begin(), o.end(), [](const Opt& x) { return x.kind == OptKind::BLOCK_MMA; })) << to_string(o);
+  // without tensor cores (no CUDA sm_80, TC=0): neither
+  o = gpu_heuristic_opts(kernel_of({1, 256, 256, 64, dtypes::bfloat16}), false);
+  EXPECT_TRUE(std::none_of(o.begin(), o.end(), [](const Opt& x) { return x.kind == OptKind::BLOCK_MMA || x.kind == OptKind::TC; }));
+}
+
+TEST_F(BlockMma, TheOptReadsEachOperandsStridesOffTheIndex) {
+  struct Case {
+    Matmul c;
+    int64_t a_m, a_k, b_n, b_k;
+  };
+  const int64_t M = 128, N = 192, K = 96;
+  for (const Case& x : {Case{{2, M, N, K, dtypes::bfloat16}, K, 1, 1, N},                 // a @ b
+                        Case{{2, M, N, K, dtypes::bfloat16, false, false, true}, K, 1, K, 1},  // a @ W^T
+                        Case{{2, M, N, K, dtypes::bfloat16, false, true, false}, 1, M, 1, N},  // a^T @ b
+                        Case{{2, M, N, K, dtypes::bfloat16, false, true, true}, 1, M, K, 1}}) {
+    SCOPED_TRACE(label(x.c));
+    NodeRef k = apply_block_mma(kernel_of(x.c), 0, 3);
+    const Node* mma = first_block_mma(k);
+    ASSERT_NE(mma, nullptr);
+    BlockMmaArg a = BlockMmaArg::from_shape(mma->get_arg<Shape>());
+    EXPECT_EQ(a.k, K);
+    ASSERT_EQ(a.products.size(), 1u);
+    EXPECT_EQ(a.products[0], (BlockMmaProduct{x.a_m, x.a_k, x.b_n, x.b_k}));
+    EXPECT_EQ(a.tiling, block_mma_tilings()[3]);
+    EXPECT_EQ(BlockMmaArg::from_shape(a.to_shape()).to_shape(), a.to_shape());
+    int globals = 0, locals = 0;
+    for (const Node* n : toposort(k))
+      if (n->op == Op::RANGE) {
+        AxisType t = n->get_arg<RangeArg>().type;
+        globals += t == AxisType::GLOBAL;
+        locals += t == AxisType::LOCAL;
+      }
+    EXPECT_EQ(globals, 2) << "the blocks of one matrix, the batch";
+    EXPECT_EQ(locals, 3) << "warps along m and n, the lane";
+  }
+}
+
+TEST_F(BlockMma, RefusesWhatTheMainLoopCannotRead) {
+  auto refused = [](const Matmul& c, int tiling, const char* what) {
+    try {
+      apply_block_mma(kernel_of(c), 0, tiling);
+      ADD_FAILURE() << label(c) << " tiling " << tiling << " was taken; want: " << what;
+    } catch (const OptError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  refused({1, 96, 128, 64, dtypes::bfloat16}, 3, "not a multiple of the tile");
+  refused({1, 128, 128, 48, dtypes::bfloat16}, 3, "not a multiple of the tile");
+  refused({1, 128, 128, 64, dtypes::bfloat16}, 7, "no tiling 7");
+  // a row stride that is no multiple of 8 elements (16 bytes): a @ b with n = 128 but b's rows 132
+  // elements apart (a slice of a wider b)
+  NodeRef a = filled("CPU", dtypes::bfloat16, 64 * 64, a_value);
+  NodeRef b = filled("CPU", dtypes::bfloat16, 64 * 132, b_value);
+  NodeRef bv = make(Op::SHRINK, dtypes::bfloat16, {make(Op::RESHAPE, dtypes::bfloat16, {b}, Shape{64, 132})},
+                    Pairs{{0, 64}, {0, 128}});
+  NodeRef x = cast(make(Op::EXPAND, dtypes::bfloat16, {make(Op::RESHAPE, dtypes::bfloat16, {make(Op::RESHAPE, dtypes::bfloat16, {a}, Shape{64, 64})}, Shape{64, 1, 64})}, Shape{64, 128, 64}), dtypes::float32);
+  NodeRef y = cast(make(Op::EXPAND, dtypes::bfloat16, {make(Op::RESHAPE, dtypes::bfloat16, {make(Op::PERMUTE, dtypes::bfloat16, {bv}, Shape{1, 0})}, Shape{1, 128, 64})}, Shape{64, 128, 64}), dtypes::float32);
+  NodeRef sum = make(Op::RESHAPE, dtypes::float32, {make(Op::REDUCE_AXIS, dtypes::float32, {x * y}, ReduceArg{Op::ADD, {2}})}, Shape{64, 128});
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {sum}));
+  ASSERT_EQ(s.items.size(), 1u);
+  NodeRef k = rewrite(s.items[0].ast, pm_symbolic(), {.name = "initial symbolic"});
+  ASSERT_FALSE(tc_candidates(k).empty());
+  EXPECT_THROW(apply_block_mma(k, 0, 3), OptError);
+  // after another Opt
+  EXPECT_THROW(apply_opts(kernel_of({1, 128, 128, 64, dtypes::bfloat16}), {{OptKind::GLOBAL, 0}, {OptKind::BLOCK_MMA, 0, 3}}),
+               OptError);
+}
+
+// The matmul's one kernel with BLOCK_MMA tiling t, run as emulated CUDA or as the C program.
+std::vector<float> run_block(const Matmul& c, int tiling, Run how, std::string* source = nullptr) {
+  Schedule s = create_schedule(matmul_graph("CPU", c));
+  EXPECT_EQ(s.items.size(), 1u);
+  const ScheduleItem& item = s.items.at(0);
+  LinearProgram p = lower_kernel(item.ast, item.name, {{OptKind::BLOCK_MMA, 0, tiling}});
+  if (source) *source = CudaRenderer().render(p);
+  KernelArgs args;
+  for (const NodeRef& b : item.buffers) {
+    args.buffers.push_back(buffer_memory(*b).ptr);
+    args.sizes.push_back(b->numel());
+  }
+  if (how == Run::EmulatedCuda) {
+    testing_util::emulate_cuda(p, args.buffers);
+  } else {
+    std::unique_ptr<Device> cpu = make_cpu_device("CPU");
+    build_program(*cpu, p).program->run(args);
+  }
+  return read(s.outputs.at(0), c.out16 ? c.t : dtypes::float32);
+}
+
+TEST_F(BlockMma, EveryLayoutAsEmulatedCudaMatchesTheReferenceAndTheCProgramBitForBit) {
+  // 64 x 64 tiles (4 warps of 32 x 32), 3 stages of 32 k: k = 128 is 4 k tiles, so the pipeline's
+  // stages wrap; 2 x 2 blocks per matrix, 2 matrices
+  for (bool a_t : {false, true})
+    for (bool b_t : {false, true}) {
+      Matmul c{2, 128, 128, 128, dtypes::bfloat16, false, a_t, b_t};
+      SCOPED_TRACE(label(c));
+      std::vector<float> cuda = run_block(c, 3, Run::EmulatedCuda);
+      expect_close(cuda, reference(c), 1e-6, "emulated CUDA");
+      EXPECT_EQ(cuda, run_block(c, 3, Run::CProgram)) << "the C program adds in the same order";
+    }
+}
+
+TEST_F(BlockMma, TheLargeTileFp16AndACastBackAsEmulatedCuda) {
+  // 128 x 128 tiles (4 warps of 64 x 64), one k tile only (k = 32: the prologue's second stage empty)
+  Matmul big{1, 128, 256, 32, dtypes::bfloat16, false, false, true};
+  expect_close(run_block(big, 0, Run::EmulatedCuda), reference(big), 1e-6, label(big));
+  // fp16 in, fp16 out: the epilogue (the cast) stays generated
+  Matmul half{1, 64, 128, 64, dtypes::float16, true};
+  expect_close(run_block(half, 3, Run::EmulatedCuda), reference(half), 2.0 / 1024, label(half));
+  // 128 x 64 and 64 x 128 tiles
+  Matmul wide{1, 128, 128, 64, dtypes::bfloat16};
+  expect_close(run_block(wide, 1, Run::EmulatedCuda), reference(wide), 1e-6, "128 x 64 tiles");
+  expect_close(run_block(wide, 2, Run::EmulatedCuda), reference(wide), 1e-6, "64 x 128 tiles");
+}
+
+// --- Sums of products and merged reduce axes ---
+
+float c_value(int64_t i) { return static_cast<float>((i * 5) % 11 - 5) / 8.0f; }
+float d_value(int64_t i) { return static_cast<float>((i * 7) % 9 - 4) / 4.0f; }
+
+// out (m, n) = sum over k of a (m, k) * b (k, n) + c (m, k) * d (k, n), bf16 inputs, float32 sum:
+// the backward of a tensor two matmuls read (x @ W1^T and x @ W3^T share x).
+NodeRef two_products_graph(int64_t M, int64_t N, int64_t K) {
+  DType t = dtypes::bfloat16, f = dtypes::float32;
+  auto lhs = [&](float (*value)(int64_t)) {
+    NodeRef a = make(Op::RESHAPE, t, {filled("CPU", t, M * K, value)}, Shape{M, 1, K});
+    return cast(make(Op::EXPAND, t, {a}, Shape{M, N, K}), f);
+  };
+  auto rhs = [&](float (*value)(int64_t)) {
+    NodeRef b = make(Op::RESHAPE, t, {filled("CPU", t, K * N, value)}, Shape{K, N});
+    NodeRef bt = make(Op::RESHAPE, t, {make(Op::PERMUTE, t, {b}, Shape{1, 0})}, Shape{1, N, K});
+    return cast(make(Op::EXPAND, t, {bt}, Shape{M, N, K}), f);
+  };
+  NodeRef body = lhs(a_value) * rhs(b_value) + lhs(c_value) * rhs(d_value);
+  NodeRef sum = make(Op::RESHAPE, f, {make(Op::REDUCE_AXIS, f, {body}, ReduceArg{Op::ADD, {2}})}, Shape{M, N});
+  return make(Op::SINK, dtypes::void_, {sum});
+}
+
+// out (m, n) = sum over r and s of a[r][s][m] * b[r][s][n]: grouped-query attention's dV (P^T @ dO
+// summed over the query heads r that share a kv head and the positions s): two reduce axes that
+// merge into one k of R*S (a's r stride S*M is S times its s stride M; likewise b's).
+NodeRef merged_k_graph(int64_t R, int64_t S, int64_t M, int64_t N) {
+  DType t = dtypes::bfloat16, f = dtypes::float32;
+  auto side = [&](float (*value)(int64_t), int64_t X, Shape at) {  // (R, S, X) stored -> (M, N, R, S) view
+    NodeRef v = make(Op::PERMUTE, t, {make(Op::RESHAPE, t, {filled("CPU", t, R * S * X, value)}, Shape{R, S, X})}, Shape{2, 0, 1});
+    return cast(make(Op::EXPAND, t, {make(Op::RESHAPE, t, {v}, at)}, Shape{M, N, R, S}), f);
+  };
+  NodeRef body = side(a_value, M, Shape{M, 1, R, S}) * side(b_value, N, Shape{1, N, R, S});
+  NodeRef sum = make(Op::RESHAPE, f, {make(Op::REDUCE_AXIS, f, {body}, ReduceArg{Op::ADD, {2, 3}})}, Shape{M, N});
+  return make(Op::SINK, dtypes::void_, {sum});
+}
+
+// The graph's one kernel with Opt BLOCK_MMA (the heuristic's choice, checked to be one), as
+// emulated CUDA and as the C program (same bits), against `want`.
+void check_block_kernel(const NodeRef& graph, const std::vector<double>& want, size_t products) {
+  std::vector<float> results[2];
+  for (enum Run how : {Run::EmulatedCuda, Run::CProgram}) {
+    Schedule s = create_schedule(graph);
+    ASSERT_EQ(s.items.size(), 1u);
+    const ScheduleItem& item = s.items[0];
+    std::vector<Opt> opts = gpu_heuristic_opts(item.ast, true);
+    ASSERT_EQ(opts.size(), 1u) << to_string(opts);
+    ASSERT_EQ(opts[0].kind, OptKind::BLOCK_MMA) << to_string(opts);
+    LinearProgram p = lower_kernel(item.ast, item.name, opts);
+    for (const NodeRef& x : p.ops)
+      if (x->op == Op::BLOCK_MMA) {
+        EXPECT_EQ(BlockMmaArg::from_shape(x->get_arg<Shape>()).products.size(), products);
+      }
+    KernelArgs args;
+    for (const NodeRef& b : item.buffers) {
+      args.buffers.push_back(buffer_memory(*b).ptr);
+      args.sizes.push_back(b->numel());
+    }
+    if (how == Run::EmulatedCuda) testing_util::emulate_cuda(p, args.buffers);
+    else build_program(*make_cpu_device("CPU"), p).program->run(args);
+    results[how == Run::CProgram] = read(s.outputs.at(0), dtypes::float32);
+    expect_close(results[how == Run::CProgram], want, 1e-6, how == Run::CProgram ? "C program" : "emulated CUDA");
+  }
+  EXPECT_EQ(results[0], results[1]);
+}
+
+TEST_F(BlockMma, ASumOfTwoProductsRunsTheMainLoopTwiceIntoOneAccumulator) {
+  const int64_t M = 64, N = 64, K = 96;
+  std::vector<double> want(M * N, 0.0);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++)
+      for (int64_t q = 0; q < K; q++)
+        want[i * N + j] += double(a_value(i * K + q)) * b_value(q * N + j) + double(c_value(i * K + q)) * d_value(q * N + j);
+  check_block_kernel(two_products_graph(M, N, K), want, 2);
+}
+
+TEST_F(BlockMma, ReduceAxesThatMergeAreOneK) {
+  const int64_t R = 2, S = 48, M = 64, N = 64;  // k = 96: three k tiles of 32, each across r's boundary or not
+  std::vector<double> want(M * N, 0.0);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++)
+      for (int64_t r = 0; r < R; r++)
+        for (int64_t q = 0; q < S; q++) want[i * N + j] += double(a_value((r * S + q) * M + i)) * b_value((r * S + q) * N + j);
+  check_block_kernel(merged_k_graph(R, S, M, N), want, 1);
+}
+
+TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
+  std::string why;
+  if (!nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  for (bool a_t : {false, true})
+    for (bool b_t : {false, true}) {
+      Matmul c{1, 128, 128, 64, dtypes::bfloat16, false, a_t, b_t};
+      SCOPED_TRACE(label(c));
+      Schedule s = create_schedule(matmul_graph("CPU", c));
+      std::string src = CudaRenderer().render(lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, 0}}));
+      std::vector<uint8_t> cubin = NvrtcCompiler("sm_90").compile(src);
+      ASSERT_GE(cubin.size(), 4u);
+      EXPECT_EQ(std::string(cubin.begin(), cubin.begin() + 4), "\x7f" "ELF");
+      std::vector<uint8_t> ptx = NvrtcCompiler("compute_80").compile(src);
+      std::string text(ptx.begin(), ptx.end());
+      for (const char* insn : {"cp.async.cg.shared.global", "cp.async.wait_group", "mma.sync.aligned.m16n8k16.row.col.f32.bf16",
+                               a_t ? "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" : "ldmatrix.sync.aligned.m8n8.x4.shared.b16"})
+        EXPECT_NE(text.find(insn), std::string::npos) << insn;
+    }
+}
+
+}  // namespace
+}  // namespace lg
