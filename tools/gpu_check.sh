@@ -18,9 +18,9 @@
 #               --beam W also the three layouts with BEAM=W (runtime/beam.h: the search over the GPU
 #               heuristic's knobs, tensor cores on and off; the search is in the first, untimed run);
 #               each --also VAR=VALUE[,VAR=VALUE...] times the three layouts again with those
-#               environment variables set (e.g. --also TC_RUN=0: the tensor-core fragments in the PTX
-#               order, the kernel before lane runs, measured beside the default in the same run;
-#               --also TC_RUN=32,TC_WARP=4x4: two knobs at once)
+#               environment variables set (e.g. --also BLOCK_MMA=0: Opt TC's kernels instead of the
+#               block-tiled default, measured beside it in the same run; --also BLOCK_MMA=0,TC_RUN=0:
+#               two knobs at once, the kernel before lane runs)
 #   llama       lazygrad train --model llama3.1-8b --set layers=N (default 2) --seq S --batch 1
 #               --dtype bf16 --synthetic --steps 4 on CUDA, S the first of --seq (default 8192,2048)
 #               whose run completes (the "8192 or the largest that fits"; the table says
