@@ -21,8 +21,10 @@ constexpr size_t kHeaderSize = 34;
 
 template <class T>
 void put(std::vector<uint8_t>& out, T v) {  // little-endian hosts only (x86-64, aarch64)
-  const auto* p = reinterpret_cast<const uint8_t*>(&v);
-  out.insert(out.end(), p, p + sizeof(T));
+  // resize + memcpy: GCC 12 at -O3 misreads an insert of the value's bytes as out of bounds
+  const size_t at = out.size();
+  out.resize(at + sizeof(T));
+  std::memcpy(out.data() + at, &v, sizeof(T));
 }
 
 template <class T>
