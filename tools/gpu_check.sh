@@ -7,7 +7,7 @@
 #   bash tools/gpu_check.sh [--build-dir DIR] [--layers N] [--seq N[,N...]] [--no-build] [--beam W]
 #                           [--also VAR=VALUE[,VAR=VALUE...]]...
 #
-#   build       cmake + ninja into DIR (default build-gpu), Release; with --no-build, DIR must hold
+#   build       cmake + ninja into DIR (default build-gpu), RelWithDebInfo; with --no-build, DIR must hold
 #               lazygrad and tests/lg_tensor_tests built elsewhere (their kernel cache: DIR/kernel-cache)
 #   harness     the op harness with DEVICE=CUDA (tests/runtime/cuda_harness.sh; the ctest
 #               cuda_op_harness also runs the gradient tests)

@@ -38,8 +38,9 @@ bool operand_contiguous(const std::vector<Access>& accesses, int along, int othe
 }
 
 // Opt BLOCK_MMA for matmul `choice` (heuristic_tc.h: the first tiling with enough blocks, else the
-// last that applies), or nullopt when no tiling applies.
-std::optional<Opt> block_mma_opt(const NodeRef& ast, int choice, const std::vector<NodeRef>& axes, const TcAxes& c) {
+// last that applies; tiling `only` alone when it is not -1), or nullopt when no tiling applies.
+std::optional<Opt> block_mma_opt(const NodeRef& ast, int choice, const std::vector<NodeRef>& axes, const TcAxes& c,
+                                 int only) {
   int64_t others = 1;  // blocks along the other output axes (a batch, heads)
   for (int a = 0; a < static_cast<int>(axes.size()); a++)
     if (a != c.m && a != c.n && axes[a]->get_arg<RangeArg>().type != AxisType::REDUCE) others *= axes[a]->src[0]->const_as_int();
@@ -48,6 +49,7 @@ std::optional<Opt> block_mma_opt(const NodeRef& ast, int choice, const std::vect
   std::string why;
   const std::vector<BlockMmaTiling>& tilings = block_mma_tilings();
   for (int t = 0; t < static_cast<int>(tilings.size()); t++) {
+    if (only >= 0 && t != only) continue;
     try {
       apply_block_mma(ast, choice, t);
     } catch (const OptError& e) {
@@ -92,7 +94,7 @@ std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled, cons
   int64_t m = size(c.m), n = size(c.n), k = size(c.k);
   if (m < kTcM || n < kTcN || k < kTcK) return std::nullopt;
   if (tiling.block)
-    if (std::optional<Opt> o = block_mma_opt(ast, choice, axes, c)) return std::vector<Opt>{*o};
+    if (std::optional<Opt> o = block_mma_opt(ast, choice, axes, c, tiling.block_tiling)) return std::vector<Opt>{*o};
   std::vector<Access> accesses = kernel_accesses(ast);
   // The list for lane runs of `run` elements (0: the PTX order) and the block's tile, bm x bn.
   struct Tiled {

@@ -20,14 +20,16 @@ bool cuda_tensor_cores(const std::string& arch);
 // an operand contiguous there, by an UPCAST of m (n) before TC by run_bytes / 2 elements (counted
 // in the warp's tiles): lane g's tile row is then that many neighbouring elements, and so are the
 // outputs each lane stores. 0: the PTX order (4-byte pairs; what SMEM stages).
-// block: a matmul that Opt BLOCK_MMA can take (codegen/block_mma.h: one product, sizes multiples of
-// a block tile, operands contiguous along one axis) gets it instead, and the fields above do not
-// apply to it.
+// block: a matmul that Opt BLOCK_MMA can take (codegen/block_mma.h: sizes multiples of a block
+// tile, operands contiguous along one axis) gets it instead, and the fields above do not apply to
+// it; block_tiling: which of block_mma_tilings() (-1: the heuristic's pick, below; a tiling that
+// does not apply leaves the matmul to Opt TC).
 struct TcTiling {
   int warp_m = 4, warp_n = 8, block_m = 2, block_n = 2;
   bool smem = false;
   int run_bytes = 16;
   bool block = true;
+  int block_tiling = -1;
   static TcTiling from_config();  // TC_WARP, TC_BLOCK, SMEM, TC_RUN, BLOCK_MMA (base/config.h)
   bool operator==(const TcTiling&) const = default;
 };

@@ -1,6 +1,7 @@
 // The GPU BEAM space (runtime/beam.h): the GPU heuristic's lists for other knob settings.
 #include <map>
 
+#include "codegen/block_mma.h"
 #include "codegen/gpu_launch.h"
 #include "codegen/heuristic_gpu.h"
 #include "runtime/beam.h"
@@ -81,6 +82,9 @@ std::vector<GpuKnobs> gpu_knob_steps(const GpuKnobs& k, bool tensor_cores_allowe
     for (int n : doubled_and_halved(t.block_n, 1, kMostWarpsPerBlock / t.block_m)) with([&](GpuKnobs& s) { s.tc.block_n = n; });
     with([](GpuKnobs& s) { s.tc.smem = !s.tc.smem; });
     with([](GpuKnobs& s) { s.tc.block = !s.tc.block; });
+    if (t.block)
+      for (int b = 0; b < static_cast<int>(block_mma_tilings().size()); b++)
+        if (b != t.block_tiling) with([&](GpuKnobs& s) { s.tc.block_tiling = b; });
     for (int run : {0, 8, 16, 32})
       if (run != t.run_bytes) with([&](GpuKnobs& s) { s.tc.run_bytes = run; });
   }

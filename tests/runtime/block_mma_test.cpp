@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <memory>
+#include <set>
 
 #include "base/config.h"
 #include "codegen/block_mma.h"
@@ -19,6 +20,7 @@
 #include "ir/graph.h"
 #include "rewrite/rewrite.h"
 #include "rewrite/rules/symbolic.h"
+#include "runtime/beam.h"
 #include "runtime/buffer.h"
 #include "runtime/cpu.h"
 #include "runtime/cuda_emulation.h"
@@ -282,6 +284,34 @@ TEST_F(BlockMma, ReduceAxesThatMergeAreOneK) {
       for (int64_t r = 0; r < R; r++)
         for (int64_t q = 0; q < S; q++) want[i * N + j] += double(a_value((r * S + q) * M + i)) * b_value((r * S + q) * N + j);
   check_block_kernel(merged_k_graph(R, S, M, N), want, 1);
+}
+
+// BEAM on a GPU steps the block tiling among those that apply and turns block tiles off (Opt TC);
+// every list it reaches computes the matmul.
+TEST_F(BlockMma, BeamStepsTheTilingAndTurnsItOff) {
+  Matmul c{1, 128, 128, 32, dtypes::bfloat16};
+  Schedule s = create_schedule(matmul_graph("CPU", c));
+  const NodeRef& ast = s.items.at(0).ast;
+  std::unique_ptr<BeamSpace> space = gpu_beam_space(ast, GpuKnobs::defaults(true));
+  std::vector<std::vector<Opt>> starts = space->starts();
+  ASSERT_FALSE(starts.empty());
+  ASSERT_EQ(starts[0], (std::vector<Opt>{{OptKind::BLOCK_MMA, 0, 3}})) << "one block of 128 x 128 is too few: 64 x 64";
+  std::set<int> tilings;
+  bool tc = false;
+  for (const std::vector<Opt>& o : space->next(starts[0])) {
+    if (o.size() == 1 && o[0].kind == OptKind::BLOCK_MMA) {
+      tilings.insert(o[0].amount);
+      std::vector<float> got;
+      LinearProgram p = lower_kernel(ast, "k", o);
+      KernelArgs args;
+      for (const NodeRef& b : s.items[0].buffers) args.buffers.push_back(buffer_memory(*b).ptr);
+      testing_util::emulate_cuda(p, args.buffers);
+      expect_close(read(s.outputs.at(0), dtypes::float32), reference(c), 1e-6, to_string(o));
+    }
+    tc = tc || std::any_of(o.begin(), o.end(), [](const Opt& x) { return x.kind == OptKind::TC; });
+  }
+  EXPECT_EQ(tilings, (std::set<int>{0, 1, 2}));
+  EXPECT_TRUE(tc) << "a step turns block tiles off";
 }
 
 TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
