@@ -12,12 +12,6 @@
 namespace lg {
 namespace {
 
-bool depends_on(const NodeRef& x, const Node* r) {
-  for (const Node* y : toposort(x))
-    if (y == r) return true;
-  return false;
-}
-
 // The coefficient of range r in index expression x when x is linear in r (a sum of terms, r's
 // terms r times constants), else nullopt.
 std::optional<int64_t> coefficient(const NodeRef& x, const Node* r) {

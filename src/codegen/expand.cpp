@@ -10,12 +10,6 @@
 namespace lg {
 namespace {
 
-bool depends_on(const NodeRef& x, const Node* r) {
-  for (const Node* y : toposort(x))
-    if (y == r) return true;
-  return false;
-}
-
 std::vector<NodeRef> ranges_of_type(const NodeRef& ast, AxisType t) {
   std::vector<NodeRef> rs;
   for (const Node* n : toposort(ast))

@@ -99,15 +99,10 @@ static NodeRef pad_axis(const NodeRef& ast, const NodeRef& r, int64_t amount) {
   if (amount <= 1 || padded == n) throw OptError("PADTO changes nothing");
   NodeRef r2 = range(padded, rid(r.get()), rtype(r.get()));
   NodeRef valid = lt(r2, n);
-  auto depends = [&](const NodeRef& x) {
-    for (const Node* y : toposort(x))
-      if (y == r2.get()) return true;
-    return false;
-  };
   PatternMatcher pm({
       {"mask index", Pat::op(Op::INDEX), [&](const Match& m) -> NodeRef {
          const NodeRef& idx = m.root();
-         if (!depends(idx->src[1]) || (idx->src.size() == 3 && idx->src[2] == valid)) return {};
+         if (!depends_on(idx->src[1], r2.get()) || (idx->src.size() == 3 && idx->src[2] == valid)) return {};
          if (idx->src.size() == 3 && idx->src[2]->op == Op::AND && (idx->src[2]->src[0] == valid || idx->src[2]->src[1] == valid)) return {};
          NodeRef gate = idx->src.size() == 3 ? logical_and(idx->src[2], valid) : valid;
          return make(Op::INDEX, idx->dtype, {idx->src[0], idx->src[1], gate});

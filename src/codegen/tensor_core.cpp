@@ -28,12 +28,6 @@ Coord coord(TcOperand operand, bool row, int j) {
   internal_error(__FILE__, __LINE__, "unknown tensor-core operand");
 }
 
-bool depends_on(const NodeRef& x, const Node* r) {
-  for (const Node* y : toposort(x))
-    if (y == r) return true;
-  return false;
-}
-
 // The reduction a TC kernel computes: REDUCE(ADD, [WHERE(mask,] CAST(x_1) * CAST(y_1) + ... +
 // CAST(x_P) * CAST(y_P) [, 0)]) in float32, the only REDUCE of the kernel, used by every store;
 // every x_p, y_p of one 16-bit float dtype. P > 1 where the backward of a tensor read by several

@@ -53,6 +53,12 @@ std::string node_line(const Node& n, const std::vector<std::pair<const Node*, in
   return line;
 }
 
+bool depends_on(const NodeRef& root, const Node* n) {
+  for (const Node* x : toposort(root))
+    if (x == n) return true;
+  return false;
+}
+
 std::string to_string(const NodeRef& root) {
   std::vector<const Node*> order = toposort(root);
   std::vector<std::pair<const Node*, int>> names;

@@ -15,6 +15,9 @@ std::vector<const Node*> toposort(const NodeRef& root);
 // root's last owner is the temporary): name the root first.
 std::vector<const Node*> toposort(NodeRef&& root) = delete;
 
+// Whether n is root or one of its sources, transitively (root's value depends on n's).
+bool depends_on(const NodeRef& root, const Node* n);
+
 // One line per node in topological order: "%3 = ADD f32 (%1, %2) arg shape=(2,3)".
 // Numbers are positions in that order, so equal graphs print identically in every process.
 std::string to_string(const NodeRef& root);

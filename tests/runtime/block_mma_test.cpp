@@ -154,23 +154,11 @@ TEST_F(BlockMma, RefusesWhatTheMainLoopCannotRead) {
 }
 
 // The matmul's one kernel with BLOCK_MMA tiling t, run as emulated CUDA or as the C program.
-std::vector<float> run_block(const Matmul& c, int tiling, Run how, std::string* source = nullptr) {
+std::vector<float> run_block(const Matmul& c, int tiling, Run how) {
   Schedule s = create_schedule(matmul_graph("CPU", c));
   EXPECT_EQ(s.items.size(), 1u);
   const ScheduleItem& item = s.items.at(0);
-  LinearProgram p = lower_kernel(item.ast, item.name, {{OptKind::BLOCK_MMA, 0, tiling}});
-  if (source) *source = CudaRenderer().render(p);
-  KernelArgs args;
-  for (const NodeRef& b : item.buffers) {
-    args.buffers.push_back(buffer_memory(*b).ptr);
-    args.sizes.push_back(b->numel());
-  }
-  if (how == Run::EmulatedCuda) {
-    testing_util::emulate_cuda(p, args.buffers);
-  } else {
-    std::unique_ptr<Device> cpu = make_cpu_device("CPU");
-    build_program(*cpu, p).program->run(args);
-  }
+  run_program(lower_kernel(item.ast, item.name, {{OptKind::BLOCK_MMA, 0, tiling}}), item, how);
   return read(s.outputs.at(0), c.out16 ? c.t : dtypes::float32);
 }
 
@@ -200,28 +188,7 @@ TEST_F(BlockMma, TheLargeTileFp16AndACastBackAsEmulatedCuda) {
   expect_close(run_block(wide, 2, Run::EmulatedCuda), reference(wide), 1e-6, "64 x 128 tiles");
 }
 
-// --- Sums of products and merged reduce axes ---
-
-float c_value(int64_t i) { return static_cast<float>((i * 5) % 11 - 5) / 8.0f; }
-float d_value(int64_t i) { return static_cast<float>((i * 7) % 9 - 4) / 4.0f; }
-
-// out (m, n) = sum over k of a (m, k) * b (k, n) + c (m, k) * d (k, n), bf16 inputs, float32 sum:
-// the backward of a tensor two matmuls read (x @ W1^T and x @ W3^T share x).
-NodeRef two_products_graph(int64_t M, int64_t N, int64_t K) {
-  DType t = dtypes::bfloat16, f = dtypes::float32;
-  auto lhs = [&](float (*value)(int64_t)) {
-    NodeRef a = make(Op::RESHAPE, t, {filled("CPU", t, M * K, value)}, Shape{M, 1, K});
-    return cast(make(Op::EXPAND, t, {a}, Shape{M, N, K}), f);
-  };
-  auto rhs = [&](float (*value)(int64_t)) {
-    NodeRef b = make(Op::RESHAPE, t, {filled("CPU", t, K * N, value)}, Shape{K, N});
-    NodeRef bt = make(Op::RESHAPE, t, {make(Op::PERMUTE, t, {b}, Shape{1, 0})}, Shape{1, N, K});
-    return cast(make(Op::EXPAND, t, {bt}, Shape{M, N, K}), f);
-  };
-  NodeRef body = lhs(a_value) * rhs(b_value) + lhs(c_value) * rhs(d_value);
-  NodeRef sum = make(Op::RESHAPE, f, {make(Op::REDUCE_AXIS, f, {body}, ReduceArg{Op::ADD, {2}})}, Shape{M, N});
-  return make(Op::SINK, dtypes::void_, {sum});
-}
+// --- Sums of products (tensor_core_util.h: two_products_graph) and merged reduce axes ---
 
 // out (m, n) = sum over r and s of a[r][s][m] * b[r][s][n]: grouped-query attention's dV (P^T @ dO
 // summed over the query heads r that share a kv head and the positions s): two reduce axes that
@@ -253,13 +220,7 @@ void check_block_kernel(const NodeRef& graph, const std::vector<double>& want, s
       if (x->op == Op::BLOCK_MMA) {
         EXPECT_EQ(BlockMmaArg::from_shape(x->get_arg<Shape>()).products.size(), products);
       }
-    KernelArgs args;
-    for (const NodeRef& b : item.buffers) {
-      args.buffers.push_back(buffer_memory(*b).ptr);
-      args.sizes.push_back(b->numel());
-    }
-    if (how == Run::EmulatedCuda) testing_util::emulate_cuda(p, args.buffers);
-    else build_program(*make_cpu_device("CPU"), p).program->run(args);
+    run_program(p, item, how);
     results[how == Run::CProgram] = read(s.outputs.at(0), dtypes::float32);
     expect_close(results[how == Run::CProgram], want, 1e-6, how == Run::CProgram ? "C program" : "emulated CUDA");
   }
@@ -268,12 +229,7 @@ void check_block_kernel(const NodeRef& graph, const std::vector<double>& want, s
 
 TEST_F(BlockMma, ASumOfTwoProductsRunsTheMainLoopTwiceIntoOneAccumulator) {
   const int64_t M = 64, N = 64, K = 96;
-  std::vector<double> want(M * N, 0.0);
-  for (int64_t i = 0; i < M; i++)
-    for (int64_t j = 0; j < N; j++)
-      for (int64_t q = 0; q < K; q++)
-        want[i * N + j] += double(a_value(i * K + q)) * b_value(q * N + j) + double(c_value(i * K + q)) * d_value(q * N + j);
-  check_block_kernel(two_products_graph(M, N, K), want, 2);
+  check_block_kernel(two_products_graph(M, N, K), two_products_reference(M, N, K), 2);
 }
 
 TEST_F(BlockMma, ReduceAxesThatMergeAreOneK) {
@@ -301,11 +257,7 @@ TEST_F(BlockMma, BeamStepsTheTilingAndTurnsItOff) {
   for (const std::vector<Opt>& o : space->next(starts[0])) {
     if (o.size() == 1 && o[0].kind == OptKind::BLOCK_MMA) {
       tilings.insert(o[0].amount);
-      std::vector<float> got;
-      LinearProgram p = lower_kernel(ast, "k", o);
-      KernelArgs args;
-      for (const NodeRef& b : s.items[0].buffers) args.buffers.push_back(buffer_memory(*b).ptr);
-      testing_util::emulate_cuda(p, args.buffers);
+      run_program(lower_kernel(ast, "k", o), s.items[0], Run::EmulatedCuda);
       expect_close(read(s.outputs.at(0), dtypes::float32), reference(c), 1e-6, to_string(o));
     }
     tc = tc || std::any_of(o.begin(), o.end(), [](const Opt& x) { return x.kind == OptKind::TC; });

@@ -183,35 +183,6 @@ TEST(TensorCoreEmulation, TheDefaultTilingMatchesTheReference) {
 // --- Sums of products: one reduction over k of x1*y1 + x2*y2 (the backward of a tensor two
 // matmuls read) becomes a chain of two mmas per tile and k step ---
 
-float c_value(int64_t i) { return static_cast<float>((i * 5) % 11 - 5) / 8.0f; }
-float d_value(int64_t i) { return static_cast<float>((i * 7) % 9 - 4) / 4.0f; }
-
-// out (m, n) = sum over k of a1 (m, k) * b1 (k, n) + a2 (m, k) * b2 (k, n), bf16 inputs, float32 sum.
-NodeRef two_products_graph(int64_t M, int64_t N, int64_t K) {
-  DType t = dtypes::bfloat16, f = dtypes::float32;
-  auto lhs = [&](float (*value)(int64_t)) {
-    NodeRef a = make(Op::RESHAPE, t, {filled("CPU", t, M * K, value)}, Shape{M, 1, K});
-    return cast(make(Op::EXPAND, t, {a}, Shape{M, N, K}), f);
-  };
-  auto rhs = [&](float (*value)(int64_t)) {
-    NodeRef b = make(Op::RESHAPE, t, {filled("CPU", t, K * N, value)}, Shape{K, N});
-    NodeRef bt = make(Op::RESHAPE, t, {make(Op::PERMUTE, t, {b}, Shape{1, 0})}, Shape{1, N, K});
-    return cast(make(Op::EXPAND, t, {bt}, Shape{M, N, K}), f);
-  };
-  NodeRef body = lhs(a_value) * rhs(b_value) + lhs(c_value) * rhs(d_value);
-  NodeRef sum = make(Op::RESHAPE, f, {make(Op::REDUCE_AXIS, f, {body}, ReduceArg{Op::ADD, {2}})}, Shape{M, N});
-  return make(Op::SINK, dtypes::void_, {sum});
-}
-
-std::vector<double> two_products_reference(int64_t M, int64_t N, int64_t K) {
-  std::vector<double> out(M * N, 0.0);
-  for (int64_t i = 0; i < M; i++)
-    for (int64_t j = 0; j < N; j++)
-      for (int64_t q = 0; q < K; q++)
-        out[i * N + j] += double(a_value(i * K + q)) * b_value(q * N + j) + double(c_value(i * K + q)) * d_value(q * N + j);
-  return out;
-}
-
 TEST(TensorCoreEmulation, ASumOfTwoProductsIsAChainOfTwoMmas) {
   const int64_t M = 64, N = 32, K = 48;
   std::vector<float> results[2];
@@ -229,13 +200,7 @@ TEST(TensorCoreEmulation, ASumOfTwoProductsIsAChainOfTwoMmas) {
     for (const NodeRef& x : p.ops) chained += x->op == Op::WMMA && x->src[13]->op == Op::WMMA;
     EXPECT_GT(chained, 0) << to_string(p);
     EXPECT_EQ(wmma_count(p) % 8, 0);
-    KernelArgs args;
-    for (const NodeRef& b : item.buffers) {
-      args.buffers.push_back(buffer_memory(*b).ptr);
-      args.sizes.push_back(b->numel());
-    }
-    if (how == Run::EmulatedCuda) testing_util::emulate_cuda(p, args.buffers);
-    else build_program(*make_cpu_device("CPU"), p).program->run(args);
+    run_program(p, item, how);
     results[how == Run::CProgram] = read(s.outputs.at(0), dtypes::float32);
     expect_close(results[how == Run::CProgram], two_products_reference(M, N, K), 1e-5, how == Run::CProgram ? "C program" : "emulated CUDA");
   }

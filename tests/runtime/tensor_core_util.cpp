@@ -120,6 +120,11 @@ std::vector<float> run_tc(const Matmul& c, Run how) {
   int locals = 0;
   for (const NodeRef& op : p.ops) locals += op->op == Op::DEFINE_LOCAL;
   EXPECT_EQ(locals, config().smem ? 2 : 0) << "A and B tiles in shared memory (SMEM=" << config().smem << ")";
+  run_program(p, item, how);
+  return read(s.outputs.at(0), c.out16 ? c.t : dtypes::float32);
+}
+
+void run_program(const LinearProgram& p, const ScheduleItem& item, Run how) {
   KernelArgs args;
   for (const NodeRef& b : item.buffers) {
     args.buffers.push_back(buffer_memory(*b).ptr);
@@ -131,7 +136,6 @@ std::vector<float> run_tc(const Matmul& c, Run how) {
     std::unique_ptr<Device> cpu = make_cpu_device("CPU");
     build_program(*cpu, p).program->run(args);
   }
-  return read(s.outputs.at(0), c.out16 ? c.t : dtypes::float32);
 }
 
 void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol, const std::string& what) {
@@ -147,6 +151,34 @@ void expect_close(const std::vector<float>& got, const std::vector<double>& want
 std::string label(const Matmul& c) {
   return str(name(c.t), " ", c.batch, "x(", c.m, "x", c.k, c.a_t ? " stored k-major" : "", " @ ", c.k, "x", c.n,
              c.b_t ? " stored n-major" : "", ")", c.out16 ? " -> 16-bit" : "");
+}
+
+float c_value(int64_t i) { return static_cast<float>((i * 5) % 11 - 5) / 8.0f; }
+float d_value(int64_t i) { return static_cast<float>((i * 7) % 9 - 4) / 4.0f; }
+
+NodeRef two_products_graph(int64_t M, int64_t N, int64_t K) {
+  DType t = dtypes::bfloat16, f = dtypes::float32;
+  auto lhs = [&](float (*value)(int64_t)) {
+    NodeRef a = make(Op::RESHAPE, t, {filled("CPU", t, M * K, value)}, Shape{M, 1, K});
+    return cast(make(Op::EXPAND, t, {a}, Shape{M, N, K}), f);
+  };
+  auto rhs = [&](float (*value)(int64_t)) {
+    NodeRef b = make(Op::RESHAPE, t, {filled("CPU", t, K * N, value)}, Shape{K, N});
+    NodeRef bt = make(Op::RESHAPE, t, {make(Op::PERMUTE, t, {b}, Shape{1, 0})}, Shape{1, N, K});
+    return cast(make(Op::EXPAND, t, {bt}, Shape{M, N, K}), f);
+  };
+  NodeRef body = lhs(a_value) * rhs(b_value) + lhs(c_value) * rhs(d_value);
+  NodeRef sum = make(Op::RESHAPE, f, {make(Op::REDUCE_AXIS, f, {body}, ReduceArg{Op::ADD, {2}})}, Shape{M, N});
+  return make(Op::SINK, dtypes::void_, {sum});
+}
+
+std::vector<double> two_products_reference(int64_t M, int64_t N, int64_t K) {
+  std::vector<double> out(M * N, 0.0);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++)
+      for (int64_t q = 0; q < K; q++)
+        out[i * N + j] += double(a_value(i * K + q)) * b_value(q * N + j) + double(c_value(i * K + q)) * d_value(q * N + j);
+  return out;
 }
 
 }  // namespace lg::tc_testing

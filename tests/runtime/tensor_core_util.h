@@ -46,6 +46,9 @@ LinearProgram tc_program(const ScheduleItem& item);
 int wmma_count(const LinearProgram& p);
 
 enum class Run { EmulatedCuda, CProgram };
+// Runs program p (lowered from `item`) once over the item's buffers, as emulated CUDA or as the C
+// program CUDACHECK runs.
+void run_program(const LinearProgram& p, const ScheduleItem& item, Run how);
 // The matmul's kernel with tensor cores, run as emulated CUDA or as the C program CUDACHECK runs.
 std::vector<float> run_tc(const Matmul& c, Run how);
 
@@ -54,5 +57,13 @@ std::vector<float> run_tc(const Matmul& c, Run how);
 void expect_close(const std::vector<float>& got, const std::vector<double>& want, double tol, const std::string& what);
 
 std::string label(const Matmul& c);
+
+// A sum of two products in one reduction (the backward of a tensor two matmuls read):
+// out (m, n) = sum over k of a (m, k) * b (k, n) + c (m, k) * d (k, n), bf16 inputs (a_value,
+// b_value, c_value, d_value), float32 sum; and its float64 reference.
+float c_value(int64_t i);
+float d_value(int64_t i);
+NodeRef two_products_graph(int64_t M, int64_t N, int64_t K);
+std::vector<double> two_products_reference(int64_t M, int64_t N, int64_t K);
 
 }  // namespace lg::tc_testing
