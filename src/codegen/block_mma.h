@@ -42,8 +42,11 @@ struct BlockMmaTiling {
 };
 
 // The tilings Opt BLOCK_MMA's amount picks from: 0 is 128 x 128 (4 warps of 64 x 64, 3 stages of
-// 32 k: 48 KiB of shared memory); then 128 x 64, 64 x 128 and 64 x 64 for smaller matmuls.
+// 32 k: 48 KiB of shared memory); then 128 x 64, 64 x 128 and 64 x 64 for smaller matmuls (the
+// heuristic's, kBlockMmaHeuristicTilings); then, for BEAM, 128 x 256 and 256 x 128 (8 warps of
+// 64 x 64, 2 stages: 48 KiB; each tile fetched feeds twice the mmas).
 const std::vector<BlockMmaTiling>& block_mma_tilings();
+inline constexpr int kBlockMmaHeuristicTilings = 4;
 
 // One product's operand layout (above).
 struct BlockMmaProduct {

@@ -49,7 +49,7 @@ std::optional<Opt> block_mma_opt(const NodeRef& ast, int choice, const std::vect
   std::string why;
   const std::vector<BlockMmaTiling>& tilings = block_mma_tilings();
   for (int t = 0; t < static_cast<int>(tilings.size()); t++) {
-    if (only >= 0 && t != only) continue;
+    if (only >= 0 ? t != only : t >= kBlockMmaHeuristicTilings) continue;
     try {
       apply_block_mma(ast, choice, t);
     } catch (const OptError& e) {

@@ -39,8 +39,8 @@ struct TcTiling {
 // padded (PADTO 16, 8, 16). Each warp computes up to tiling.warp_m x tiling.warp_n tiles (the
 // largest counts that divide the tiles there are), a block up to tiling.block_m x block_n warps;
 // every output axis left is a grid axis (GLOBAL). With tiling.block, a matmul BLOCK_MMA takes gets
-// the first of block_mma_tilings() that gives at least kBlockMmaMinBlocks blocks, else the last
-// that applies (smaller tiles, more blocks).
+// the first of the heuristic's block_mma_tilings() that gives at least kBlockMmaMinBlocks blocks,
+// else the last that applies (smaller tiles, more blocks); tiling.block_tiling picks one instead.
 inline constexpr int64_t kBlockMmaMinBlocks = 128;
 std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled, const TcTiling& tiling = TcTiling::from_config());
 

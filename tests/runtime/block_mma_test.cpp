@@ -175,7 +175,7 @@ TEST_F(BlockMma, EveryLayoutAsEmulatedCudaMatchesTheReferenceAndTheCProgramBitFo
     }
 }
 
-TEST_F(BlockMma, TheLargeTileFp16AndACastBackAsEmulatedCuda) {
+TEST_F(BlockMma, TheOtherTilingsFp16AndACastBackAsEmulatedCuda) {
   // 128 x 128 tiles (4 warps of 64 x 64), one k tile only (k = 32: the prologue's second stage empty)
   Matmul big{1, 128, 256, 32, dtypes::bfloat16, false, false, true};
   expect_close(run_block(big, 0, Run::EmulatedCuda), reference(big), 1e-6, label(big));
@@ -186,6 +186,10 @@ TEST_F(BlockMma, TheLargeTileFp16AndACastBackAsEmulatedCuda) {
   Matmul wide{1, 128, 128, 64, dtypes::bfloat16};
   expect_close(run_block(wide, 1, Run::EmulatedCuda), reference(wide), 1e-6, "128 x 64 tiles");
   expect_close(run_block(wide, 2, Run::EmulatedCuda), reference(wide), 1e-6, "64 x 128 tiles");
+  // 8 warps, 2 stages (BEAM's): 128 x 256 and 256 x 128, k of 3 tiles so the two stages alternate
+  Matmul big8{1, 256, 256, 96, dtypes::bfloat16, false, true, false};
+  expect_close(run_block(big8, 4, Run::EmulatedCuda), reference(big8), 1e-6, "128 x 256 tiles");
+  expect_close(run_block(big8, 5, Run::EmulatedCuda), reference(big8), 1e-6, "256 x 128 tiles");
 }
 
 // --- Sums of products (tensor_core_util.h: two_products_graph) and merged reduce axes ---
@@ -262,7 +266,7 @@ TEST_F(BlockMma, BeamStepsTheTilingAndTurnsItOff) {
     }
     tc = tc || std::any_of(o.begin(), o.end(), [](const Opt& x) { return x.kind == OptKind::TC; });
   }
-  EXPECT_EQ(tilings, (std::set<int>{0, 1, 2}));
+  EXPECT_EQ(tilings, (std::set<int>{0, 1, 2})) << "128 x 256 and 256 x 128 do not divide 128 x 128";
   EXPECT_TRUE(tc) << "a step turns block tiles off";
 }
 
@@ -284,6 +288,13 @@ TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
                                a_t ? "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" : "ldmatrix.sync.aligned.m8n8.x4.shared.b16"})
         EXPECT_NE(text.find(insn), std::string::npos) << insn;
     }
+  // the 8-warp tilings (BEAM's), 256 threads per block
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 256, 256, 64, dtypes::bfloat16}));
+  for (int tiling : {4, 5}) {
+    std::vector<uint8_t> cubin =
+        NvrtcCompiler("sm_90").compile(CudaRenderer().render(lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, tiling}})));
+    EXPECT_EQ(std::string(cubin.begin(), cubin.begin() + 4), "\x7f" "ELF") << "tiling " << tiling;
+  }
 }
 
 }  // namespace
