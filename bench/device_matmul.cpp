@@ -12,15 +12,19 @@
 
 namespace lg::bench {
 
-// Whether the device's heuristic puts some kernel of t on tensor cores (Opt TC or BLOCK_MMA: CUDA,
-// bf16/fp16, TC=1; codegen/tensor_core.h, codegen/block_mma.h).
-static bool uses_tensor_cores(const Tensor& t) {
+// How the device's heuristic puts the kernels of t on tensor cores: "block" (some kernel gets Opt
+// BLOCK_MMA, codegen/block_mma.h), "tc" (Opt TC, codegen/tensor_core.h) or "no" (CUDA, bf16/fp16,
+// TC=1 only).
+static const char* tensor_core_kind(const Tensor& t) {
   Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {t.node()}));
+  const char* kind = "no";
   for (const ScheduleItem& item : s.items)
     if (item.kind == ScheduleItem::Kind::Kernel)
-      for (const Opt& opt : get_device(t.device()).heuristic_opts(item.ast))
-        if (opt.kind == OptKind::TC || opt.kind == OptKind::BLOCK_MMA) return true;
-  return false;
+      for (const Opt& opt : get_device(t.device()).heuristic_opts(item.ast)) {
+        if (opt.kind == OptKind::BLOCK_MMA) return "block";
+        if (opt.kind == OptKind::TC) kind = "tc";
+      }
+  return kind;
 }
 
 // The product checked at `samples` entries against a float64 sum over the inputs as stored (a, b
@@ -59,7 +63,7 @@ void run_device_matmul(const DeviceMatmulOptions& o) {
     if (o.a_transposed) a = a.transpose();
     if (o.b_transposed) b = b.transpose();
     auto wait = [](const Tensor& x) { x.shrink({{0, 1}, {0, 1}}).to_doubles(); };
-    bool tc = uses_tensor_cores(a.matmul(b));
+    const char* tc = tensor_core_kind(a.matmul(b));
     Tensor out = a.matmul(b).realize();  // compiles
     wait(out);
     auto t0 = std::chrono::steady_clock::now();
@@ -69,8 +73,10 @@ void run_device_matmul(const DeviceMatmulOptions& o) {
     // CUDANULL runs no kernel (runtime/compile_check.h): nothing to check.
     bool null_device = canonical_device(o.device).rfind("CUDANULL", 0) == 0;
     Check c = null_device ? Check{} : check_product(a, b, out, n, t, 64);
-    std::printf("matmul %s %s N=%lld%s%s ms=%.3f tflops=%.2f tensor_cores=%s check=%s max_rel_err=%.2e\n", o.device.c_str(),
-                o.dtype.c_str(), static_cast<long long>(n), o.a_transposed ? " a=X^T" : "", o.b_transposed ? " b=W^T" : "", s * 1e3, 2.0 * n * n * n / s / 1e12, tc ? "yes" : "no",
+    std::printf("matmul %s %s N=%lld%s%s ms=%.3f tflops=%.2f tensor_cores=%s kernel=%s check=%s max_rel_err=%.2e\n",
+                o.device.c_str(), o.dtype.c_str(), static_cast<long long>(n), o.a_transposed ? " a=X^T" : "",
+                o.b_transposed ? " b=W^T" : "", s * 1e3, 2.0 * n * n * n / s / 1e12,
+                std::string(tc) == "no" ? "no" : "yes", tc,
                 null_device ? "none" : c.ok ? "ok" : "FAIL", c.max_rel);
     std::fflush(stdout);
     if (!c.ok) user_error("bench matmul: the ", o.dtype, " product at N=", n, " on ", o.device,

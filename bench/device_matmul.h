@@ -1,7 +1,9 @@
 #pragma once
 // `lazygrad bench matmul`: square matmuls on any device and dtype (the GPU check times bf16 on
 // CUDA with it, tools/gpu_check.sh). One line per size:
-//   matmul <device> <dtype> N=<n> [a=X^T] [b=W^T] ms=<mean ms> tflops=<TFLOP/s> tensor_cores=<yes|no> check=<ok|FAIL|none> max_rel_err=<e>
+//   matmul <device> <dtype> N=<n> [a=X^T] [b=W^T] ms=<mean ms> tflops=<TFLOP/s> tensor_cores=<yes|no>
+//          kernel=<block|tc|no> check=<ok|FAIL|none> max_rel_err=<e>
+// (kernel: a block-tiled tensor-core matmul, Opt TC's, or neither: codegen/block_mma.h)
 // The check compares 64 sampled entries with float64 sums over the inputs read back; a FAIL
 // line is followed by a non-zero exit.
 // Runs on a GPU are asynchronous: each timed run is `repeats` back-to-back products followed by a
