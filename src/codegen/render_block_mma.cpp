@@ -38,13 +38,14 @@ LG_D void lg_block_mma(const void* a_ptr, int64_t a_off, int64_t a_ld, const voi
   alignas(16) __shared__ uint16_t lg_bmma_smem[STAGES * STAGE];
   const uint16_t* A = (const uint16_t*)a_ptr + a_off;
   const uint16_t* B = (const uint16_t*)b_ptr + b_off;
-  if (first)
+  if (first) {
 #pragma unroll
     for (int i = 0; i < TM; i++)
 #pragma unroll
       for (int j = 0; j < TN; j++) acc[i][j] = lg_mma_f32x4{{0.f, 0.f, 0.f, 0.f}};
-  else
+  } else {
     __syncthreads(); /* the previous product's last reads of shared memory are done */
+  }
   const int tiles = (int)(K / BK);
   /* k tile kt into stage s, each tile stored as in memory (rows along the strided axis) */
   auto load = [&](int s, int kt) {
