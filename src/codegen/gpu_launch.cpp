@@ -1,8 +1,10 @@
 #include "codegen/gpu_launch.h"
 
+#include <algorithm>
 #include <unordered_set>
 
 #include "base/error.h"
+#include "codegen/render_attention.h"
 
 namespace lg {
 namespace {
@@ -58,6 +60,11 @@ LaunchDims gpu_launch_dims(const LinearProgram& prog) {
     int64_t& total = a.local ? d.threads : d.blocks;
     a.stride = total;
     total *= a.size;
+  }
+  // A hand-written attention kernel's block (codegen/render_attention.h): its threads, no others.
+  if (std::any_of(prog.ops.begin(), prog.ops.end(), [](const NodeRef& n) { return n->op == Op::ATTENTION; })) {
+    LG_CHECK(d.threads == 1, prog.name, ": an attention kernel with thread ranges");
+    d.threads = kAttentionThreads;
   }
   LG_CHECK(d.threads <= kGpuMaxThreads, prog.name, ": ", d.threads, " threads per block (at most ", kGpuMaxThreads, ")");
   d.block[0] = static_cast<uint32_t>(d.threads);

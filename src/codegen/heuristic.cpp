@@ -4,6 +4,7 @@
 
 #include "codegen/access.h"
 #include "codegen/opt.h"
+#include "ir/attention.h"
 #include "ir/graph.h"
 
 namespace lg {
@@ -169,6 +170,7 @@ std::vector<Opt> row_opts(const KernelShape& k) {
 }  // namespace
 
 std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast) {
+  if (is_attention_kernel(ast)) return {};  // its block loop is the one split across threads
   KernelShape k(ast);
   bool has_reduce = std::find(k.reduce.begin(), k.reduce.end(), true) != k.reduce.end();
   if (has_reduce && has_row_reductions(ast)) return row_opts(k);

@@ -9,6 +9,7 @@
 #include "codegen/access.h"
 #include "codegen/gpu_launch.h"
 #include "codegen/heuristic_tc.h"
+#include "ir/attention.h"
 #include "ir/graph.h"
 #include "rewrite/rewrite.h"
 #include "rewrite/rules/symbolic.h"
@@ -258,6 +259,7 @@ GpuKnobs GpuKnobs::defaults(bool tensor_cores) {
 std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled, const GpuKnobs& knobs) {
   LG_CHECK(knobs.block_threads >= 32 && knobs.block_threads <= kGpuMaxThreads, "GPU block of ", knobs.block_threads,
            " threads");
+  if (is_attention_kernel(scheduled)) return {{OptKind::GLOBAL, 0}};  // one GPU block per kernel block
   if (knobs.tensor_cores)
     if (std::optional<std::vector<Opt>> tc = tc_heuristic_opts(scheduled, knobs.tc)) return *tc;
   // Axes are numbered as apply_opts sees them: after lower_kernel's "initial symbolic" (which

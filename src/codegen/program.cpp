@@ -25,7 +25,7 @@ const Spec& program_spec() {
                if (b->src[i]->op != Op::STORE || b->src[i]->src[0]->src[0] != b->src[0]) return false;
              return true;
            }},
-          {Pat::ops(op_set({Op::LOAD, Op::DEFINE_GLOBAL, Op::DEFINE_LOCAL, Op::RANGE, Op::DEFINE_VAR, Op::VECTORIZE, Op::GEP, Op::WMMA, Op::BLOCK_MMA})), nullptr},
+          {Pat::ops(op_set({Op::LOAD, Op::DEFINE_GLOBAL, Op::DEFINE_LOCAL, Op::RANGE, Op::DEFINE_VAR, Op::VECTORIZE, Op::GEP, Op::WMMA, Op::BLOCK_MMA, Op::ATTENTION})), nullptr},
           {Pat::op(Op::DEFINE_ACC),
            [](const Match& m) {
              for (size_t i = 1; i < m.root()->src.size(); i++)

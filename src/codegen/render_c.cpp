@@ -9,6 +9,7 @@
 #include "base/error.h"
 #include "codegen/block_mma.h"
 #include "codegen/c_prelude.h"
+#include "codegen/render_attention.h"
 #include "codegen/scalar_expr.h"
 #include "codegen/tensor_core.h"
 #include "ir/graph.h"
@@ -64,7 +65,10 @@ class CWriter {
   explicit CWriter(const LinearProgram& p) : p_(p) {}
 
   std::string run() {
-    out_ = std::string(kCPrelude) + kScalarPrelude + "/* " + p_.name + " */\nvoid lg_kernel(void** bufs, int64_t begin, int64_t end) {\n";
+    out_ = std::string(kCPrelude) + kScalarPrelude;
+    for (const NodeRef& n : p_.ops)  // the hand-written kernel's functions, for its inputs' dtype
+      if (n->op == Op::ATTENTION) out_ += attention_c_source(n->src[2]->dtype.base());
+    out_ += "/* " + p_.name + " */\nvoid lg_kernel(void** bufs, int64_t begin, int64_t end) {\n";
     out_ += "  (void)begin; (void)end;\n";
     for (size_t k = 0; k < p_.globals.size(); k++)
       if (p_.globals[k].scalar != Scalar::Void)
@@ -115,6 +119,7 @@ class CWriter {
         return;
       case Op::WMMA: return emit_wmma(n);
       case Op::BLOCK_MMA: return emit_block_mma(n);
+      case Op::ATTENTION: return line(attention_call(n, [this](const NodeRef& x) { return ref(x); }, false));
       // codegen/smem.h: threads are loops here, so each fills its own copy of a shared tile (the
       // COOP loop is a plain loop, run whole) and a barrier has nothing to wait for.
       case Op::DEFINE_LOCAL: {

@@ -12,6 +12,7 @@
 #include "base/error.h"
 #include "codegen/gpu_launch.h"
 #include "codegen/gpu_vector_access.h"
+#include "codegen/render_attention.h"
 #include "codegen/render_block_mma.h"
 #include "codegen/scalar_expr.h"
 #include "ir/graph.h"
@@ -106,6 +107,8 @@ class GpuWriter {
     }
     out_ = prelude + kGpuCommonPrelude + kScalarPrelude;
     if (std::any_of(p_.ops.begin(), p_.ops.end(), [](const NodeRef& n) { return n->op == Op::BLOCK_MMA; })) out_ += kBlockMmaSource;
+    for (const NodeRef& n : p_.ops)  // the hand-written kernel's functions, for its inputs' dtype
+      if (n->op == Op::ATTENTION) out_ += attention_cuda_source(n->src[2]->dtype.base());
     out_ += "/* " + p_.name + " */\n";
     out_ += str("extern \"C\" __global__ void __launch_bounds__(", dims_.threads, ") lg_kernel(", params, ") {\n");
     line("const int64_t lg_b = (int64_t)blockIdx.x + (int64_t)blockIdx.y * (int64_t)gridDim.x;");
@@ -169,6 +172,8 @@ class GpuWriter {
         return;
       case Op::WMMA: return emit_wmma(n);
       case Op::BLOCK_MMA: return emit_block_mma(n);
+      case Op::ATTENTION:  // every thread of the block calls it (codegen/render_attention.h)
+        return line(attention_call(n, [this](const NodeRef& x) { return ref(x); }, true));
       case Op::DEFINE_LOCAL: {  // codegen/smem.h: the block's shared tile
         const BufferArg& a = n.get_arg<BufferArg>();
         expr_[&n] = str("lg_smem", a.uid);

@@ -32,6 +32,9 @@ std::string HipRenderer::render(const LinearProgram& prog) const {
   for (const NodeRef& n : prog.ops)
     LG_CHECK(n->op != Op::WMMA && n->op != Op::BLOCK_MMA, prog.name,
              ": the HIP renderer has no tensor cores (Opts TC and BLOCK_MMA are CUDA only)");
+  for (const NodeRef& n : prog.ops)
+    LG_USER_CHECK(n->op != Op::ATTENTION, prog.name, ": the HIP renderer has no attention kernel (its CUDA one ",
+                  "shuffles in 32-lane warps); build attention from matmul and softmax on HIP (FLASH_ATTENTION=0)");
   return render_gpu_kernel(prog, kHipPrelude, false);
 }
 

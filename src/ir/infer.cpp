@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "base/error.h"
+#include "ir/attention.h"
 
 namespace lg {
 
@@ -199,6 +200,8 @@ Shape infer_shape(Op op, const std::vector<NodeRef>& src, const Arg& arg) {
         LG_CHECK(static_cast<int64_t>(i) == a || idx[i] <= x[i], "GATHER index axis ", i, " exceeds the source");
       return idx;
     }
+    case Op::FLASH_ATTENTION:
+    case Op::FLASH_ATTENTION_GRAD: return attention_shape(op, src, std::get<int64_t>(arg));
     case Op::SCATTER_ADD: {
       const Shape& t = src[0]->shape;
       const Shape& idx = src[1]->shape;

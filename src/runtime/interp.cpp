@@ -7,6 +7,7 @@
 
 #include "base/error.h"
 #include "ir/scalar.h"
+#include "runtime/interp_attention.h"
 
 namespace lg {
 namespace {
@@ -95,6 +96,7 @@ class InterpProgram : public Program {
         }
         case Op::DEFINE_ACC:
         case Op::ACCUMULATE: r[in.dst] = r[in.src[0]]; break;
+        case Op::ATTENTION: interp_attention(attention_[in.slot], in.in, r[in.src[0]].i, args.buffers, args.sizes); break;
         default: {
           Value a[3] = {r[in.src[0]], in.nsrc > 1 ? r[in.src[1]] : Value{},
                         in.nsrc > 2 ? r[in.src[2]] : Value{}};
@@ -109,6 +111,7 @@ class InterpProgram : public Program {
   std::string name_;
   std::vector<DType> globals_;
   std::vector<Inst> code_;
+  std::vector<AttentionKernel> attention_;  // the ATTENTION ops' kernels (Inst::slot indexes them)
   int nregs_ = 0;
 
   void compile(const LinearProgram& prog) {
@@ -156,6 +159,14 @@ class InterpProgram : public Program {
         case Op::ACCUMULATE:
           me = R(n->src[0]);
           in.src[0] = R(n->src[1]);
+          break;
+        case Op::ATTENTION:  // (block, out, inputs...): the slots in order (schedule/kernelize.h)
+          for (size_t i = 1; i < n->src.size(); i++)
+            LG_CHECK(slot.at(n->src[i].get()) == static_cast<int>(i - 1), "interp: ATTENTION slots out of order");
+          in.src[0] = R(n->src[0]);
+          in.in = n->src[2]->dtype.base();
+          in.slot = static_cast<int>(attention_.size());
+          attention_.push_back(AttentionKernel::from_arg(n->get_arg<Shape>()));
           break;
         case Op::DEFINE_VAR:
           internal_error(__FILE__, __LINE__,

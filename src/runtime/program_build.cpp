@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "base/config.h"
+#include "ir/attention.h"
 #include "runtime/beam.h"
 #include "runtime/disk_cache.h"
 
@@ -31,6 +32,7 @@ BuiltProgram build_program(Device& dev, const LinearProgram& prog) {
 
 std::vector<Opt> choose_opts(Device& dev, const ScheduleItem& item) {
   if (config().noopt || !dev.renderer()) return {};
+  if (is_attention_kernel(item.ast)) return dev.heuristic_opts(item.ast);  // hand-written: nothing to search
   if (config().beam > 0)
     if (std::unique_ptr<BeamSpace> space = dev.beam_space(item.ast)) return beam_search(dev, item, *space, config().beam);
   if (config().beam > 0) {

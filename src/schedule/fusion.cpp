@@ -95,10 +95,18 @@ bool is_widening_cast(const Node* n) {
 
 // Whether every user of node i reads it inside its own kernel (no SINK, COPY, ASSIGN or SCATTER_ADD
 // that needs this very node's buffer).
+bool is_attention(Op op) { return op == Op::FLASH_ATTENTION || op == Op::FLASH_ATTENTION_GRAD; }
+
+// A view of a whole buffer, row-major from its element 0: what an attention kernel can read as is.
+bool is_whole_buffer(const Node* n) {
+  ElementRange r = element_range(n);
+  return r.base->op == Op::BUFFER && r.offset == 0 && is_contiguous_buffer_view(n);
+}
+
 bool only_fused_users(const UserMap& um, int i) {
   for (int u : um.users[i]) {
     Op op = um.order[u]->op;
-    if (op == Op::SINK || op == Op::COPY || op == Op::ASSIGN || op == Op::SCATTER_ADD) return false;
+    if (op == Op::SINK || op == Op::COPY || op == Op::ASSIGN || op == Op::SCATTER_ADD || is_attention(op)) return false;
   }
   return true;
 }
@@ -212,7 +220,8 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
     const Node* node = order[k];
     if (node->op == Op::SINK) continue;
     if (narrow[k]) realize[k] = true;
-    if (node->op == Op::CONTIGUOUS || node->op == Op::COPY || node->op == Op::ASSIGN || node->op == Op::SCATTER_ADD)
+    if (node->op == Op::CONTIGUOUS || node->op == Op::COPY || node->op == Op::ASSIGN || node->op == Op::SCATTER_ADD ||
+        is_attention(node->op))
       realize[k] = true;
     if (node->op == Op::COPY) {  // the copy reads a run of its base's buffer
       const Node* base = element_range(node->src[0].get()).base;
@@ -224,12 +233,14 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
       const Node* user = order[u];
       if (user->op == Op::SINK) continue;
       t = join(t, realize[u] ? u : target[u]);
+      // an attention kernel (hand-written) reads its sources row-major from their buffers
+      if (is_attention(user->op) && !is_whole_buffer(node)) realize[k] = true;
       if (realize[u] && user->op != Op::ASSIGN && user->op != Op::COPY) {
         p += 1;
         rows = rows && keeps_rows(user, true, false);
         continue;
       }
-      if (user->op == Op::ASSIGN || user->op == Op::COPY ||
+      if (user->op == Op::ASSIGN || user->op == Op::COPY || is_attention(user->op) ||
           (user->op == Op::SCATTER_ADD && user->src[0].get() == node)) {  // read as realized values
         p += 1;
         rows = false;

@@ -14,7 +14,7 @@
 namespace lg {
 
 struct KernelizeResult {
-  NodeRef ast;                   // SINK(STORE(...))
+  NodeRef ast;                   // SINK(STORE(...)), or SINK(ATTENTION(...))
   std::vector<NodeRef> buffers;  // BUFFER nodes by DEFINE_GLOBAL slot; [0] is the output
   std::string name;              // "E_..." / "r_..." from the output and reduce sizes
   // By slot: the element of the buffer where the kernel's pointer for that slot starts (its indices
@@ -48,6 +48,12 @@ KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
 
 KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
                           const std::unordered_map<const Node*, NodeRef>& realized, int64_t out_offset = 0);
+
+// A FLASH_ATTENTION or FLASH_ATTENTION_GRAD point: one ATTENTION kernel (ir/attention.h), a loop
+// over its blocks; its sources are realize points or views of whole buffers (schedule/fusion.h),
+// read row-major.
+KernelizeResult kernelize_attention(const NodeRef& point, const NodeRef& out,
+                                    const std::unordered_map<const Node*, NodeRef>& realized);
 
 // The tensor stage: what the front end builds and the scheduler accepts.
 const Spec& tensor_spec();

@@ -174,6 +174,11 @@ Schedule create_schedule(const NodeRef& sink) {
       p.spans = k.spans;
       p.reads.push_back(n->src[0].get());  // after the target's value is in the buffer
       p.item = {ScheduleItem::Kind::Kernel, k.ast, k.buffers, k.name, 0, k.offsets};
+    } else if (n->op == Op::FLASH_ATTENTION || n->op == Op::FLASH_ATTENTION_GRAD) {
+      if (n->numel() == 0) continue;
+      KernelizeResult k = kernelize_attention(point, buf_of[n], read_of);
+      p.reads = k.reads;
+      p.item = {ScheduleItem::Kind::Kernel, k.ast, k.buffers, k.name, 0, k.offsets};
     } else {
       if (n->numel() == 0) continue;  // nothing to compute; the buffer is empty
       if (n->op == Op::ASSIGN) p.offset = written_range(n).offset;

@@ -24,6 +24,7 @@ const Spec& tensor_spec() {
           {Pat::ops(op_set({Op::RESHAPE, Op::PERMUTE, Op::EXPAND, Op::PAD, Op::SHRINK, Op::FLIP})), nullptr},
           {Pat::op(Op::COPY, {Pat::any(), Pat::op(Op::DEVICE)}), nullptr},
           {Pat::op(Op::GATHER), nullptr},
+          {Pat::ops(op_set({Op::FLASH_ATTENTION, Op::FLASH_ATTENTION_GRAD})), nullptr},
           {Pat::op(Op::SCATTER_ADD, {Pat::any("t"), Pat::any(), Pat::any()}),
            [](const Match& m) {
              const Node* t = m["t"].get();
@@ -45,7 +46,14 @@ const Spec& kernel_spec() {
           {Pat::op(Op::SINK),
            [](const Match& m) {
              for (const NodeRef& s : m.root()->src)
-               if (s->op != Op::STORE) return false;
+               if (s->op != Op::STORE && s->op != Op::ATTENTION) return false;
+             return true;
+           }},
+          {Pat::op(Op::ATTENTION), [](const Match& m) {  // (block RANGE, DEFINE_GLOBALs...)
+             const NodeRef& a = m.root();
+             if (a->src.empty() || a->src[0]->op != Op::RANGE) return false;
+             for (size_t i = 1; i < a->src.size(); i++)
+               if (a->src[i]->op != Op::DEFINE_GLOBAL) return false;
              return true;
            }},
           {Pat::op(Op::STORE, {Pat::op(Op::INDEX), Pat::any()}), nullptr},

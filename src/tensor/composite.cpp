@@ -1,4 +1,5 @@
 // Composites built from primitive ops: softmax family, losses, norms, masks.
+#include "ir/attention.h"
 #include "tensor/internal.h"
 
 namespace lg {
@@ -56,6 +57,23 @@ Tensor Tensor::layer_norm(int64_t axis, double eps) const {
   Tensor x = is_float(dtype()) ? *this : cast(dtypes::default_float);
   Tensor centered = x.sub(x.mean(axis, true));
   return centered.mul(x.var({axis}, true, 0).add(x.scalar_like(eps)).rsqrt());
+}
+
+Tensor Tensor::flash_attention(const Tensor& k, const Tensor& v, bool causal) const {
+  auto shape_of = [](const Tensor& t) { return detail::shape_str(t.shape()); };
+  LG_USER_CHECK(ndim() == 4 && k.ndim() == 4 && v.shape() == k.shape(), "flash_attention: needs q (B, H, S, D) and k, v ",
+                "(B, KV, T, D), got q ", shape_of(*this), ", k ", shape_of(k), ", v ", shape_of(v));
+  int64_t B = size(0), H = size(1), S = size(2), D = size(3), KV = k.size(1), T = k.size(2);
+  LG_USER_CHECK(k.size(0) == B && k.size(3) == D, "flash_attention: k ", shape_of(k), " does not match q ", shape_of(*this),
+                " in batch or head dim");
+  LG_USER_CHECK(KV > 0 && H % KV == 0, "flash_attention: ", H, " query heads are not a multiple of ", KV, " kv heads");
+  LG_USER_CHECK(!causal || S == T, "flash_attention: causal attention needs as many keys as queries, got S ", S, ", T ", T);
+  LG_USER_CHECK(is_float(dtype()) && k.dtype() == dtype() && v.dtype() == dtype(), "flash_attention: q, k, v must share ",
+                "one float dtype, got ", name(dtype()), ", ", name(k.dtype()), ", ", name(v.dtype()));
+  LG_USER_CHECK(k.device() == device() && v.device() == device(), "flash_attention: q, k, v are on different devices");
+  int64_t flags = causal ? kAttentionCausal : 0;
+  Tensor both(make(Op::FLASH_ATTENTION, dtypes::float32, {node(), k.node(), v.node()}, flags));
+  return both.slice(-1, 0, D).cast(dtype());
 }
 
 Tensor Tensor::one_hot(int64_t num_classes) const {

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
+#include "ir/attention.h"
 #include "ir/graph.h"
 #include "tensor/internal.h"
 
@@ -137,6 +138,21 @@ Grads reduce_grad(const Match& m, const Tensor& ret, const Tensor& g) {
 
 Grads identity_grad(const Match&, const Tensor&, const Tensor& g) { return {g}; }
 
+// FLASH_ATTENTION(q, k, v) (ir/attention.h): ret = (O, L) per row, g = (dO, dL). With P = exp(x - L),
+// dx[s,t] = P (dO.v[t] - delta + dL) where delta = dO.O (the softmax's gradient, plus L's own:
+// dL/dx = P). The kernels take delta - dL as the row's delta and recompute P from q, k and L.
+Grads flash_attention_grad(const Match& m, const Tensor& ret, const Tensor& g) {
+  Tensor q = src_of(m, 0), k = src_of(m, 1), v = src_of(m, 2);
+  int64_t D = q.size(3), flags = m.root()->get_arg<int64_t>();
+  Tensor d_out = g.slice(-1, 0, D), d_lse = g.slice(-1, D, D + 1);
+  Tensor delta = (d_out * ret.slice(-1, 0, D)).sum(-1, true) - d_lse;
+  Tensor stats = Tensor::cat({ret.slice(-1, D, D + 1), delta}, -1);  // (B, H, S, 2)
+  std::vector<NodeRef> src{q.node(), k.node(), v.node(), d_out.cast(q.dtype()).node(), stats.node()};
+  Tensor dq(make(Op::FLASH_ATTENTION_GRAD, dtypes::float32, src, flags));
+  Tensor dkv(make(Op::FLASH_ATTENTION_GRAD, dtypes::float32, src, flags | kAttentionGradKV));
+  return {dq.cast(q.dtype()), dkv.slice(-1, 0, D).cast(k.dtype()), dkv.slice(-1, D, 2 * D).cast(v.dtype())};
+}
+
 // GATHER(x, index) along axis a: x's element at position v of axis a receives the sum of g over
 // the positions j whose index is v: a SCATTER_ADD of g into a fresh zeroed buffer (O(g) work, not
 // O(g x axis length)). The index gets no gradient.
@@ -188,6 +204,7 @@ PatternMatcher make_pm_gradient() {
       grad_rule("copy", Pat::op(Op::COPY), copy_grad),
       grad_rule("allreduce", Pat::op(Op::ALLREDUCE), allreduce_grad),
       grad_rule("gather", Pat::op(Op::GATHER), gather_grad),
+      grad_rule("flash_attention", Pat::op(Op::FLASH_ATTENTION), flash_attention_grad),
       grad_rule("not differentiable", Pat::ops(none), none_grad),
   });
 }

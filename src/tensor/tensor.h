@@ -166,6 +166,12 @@ class Tensor {
   // ignore_index count neither in the sum nor in the mean. reduction: "mean", "sum" or "none".
   Tensor cross_entropy(const Tensor& labels, const std::string& reduction = "mean",
                        int64_t ignore_index = -100) const;
+  // Scaled dot-product attention as one fused op (FLASH_ATTENTION, ir/attention.h): this is q
+  // (B, H, S, D), k and v (B, KV, T, D) of q's float dtype, H a multiple of KV (grouped queries).
+  // softmax(q k^T / sqrt(D)) v, with causal: key t > query s masked (needs S == T). Nothing of size
+  // S x T is stored: the kernel recomputes the scores in the backward pass. Result (B, H, S, D) in
+  // q's dtype (computed in float32).
+  Tensor flash_attention(const Tensor& k, const Tensor& v, bool causal) const;
   Tensor rms_norm(int64_t axis = -1, double eps = 1e-6) const;
   Tensor layer_norm(int64_t axis = -1, double eps = 1e-5) const;
   Tensor one_hot(int64_t num_classes) const;  // integer tensor -> (..., num_classes) int32 of 0/1
