@@ -31,7 +31,8 @@
 # 120 for the first sequence and 60 for a shorter one, PyTorch step 60: at most 8 minutes after the
 # build; --beam adds 3 x 60, each --also 3 x 30.
 #
-# Environment: CUDA_PATH (default /usr/local/cuda), CUDA_ARCH (default: the GPU's).
+# Environment: CUDA_PATH (default /usr/local/cuda), CUDA_ARCH (default: the GPU's), FLASH_ATTENTION=1
+# (the llama step with fused attention, docs/gpu.md; the table's step row names which it ran).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
@@ -181,7 +182,8 @@ for r in "${!labels[@]}"; do
     done
   done
 done
-echo "| llama3.1-8b, $layers layers, seq $seq, bf16: tokens/s | ${tok_s:-n/a (rc $train_rc)} | $torch_tok_s (PyTorch) | $(ratio "${tok_s:-}" "${torch_tok_s//[^0-9.]/}") |"
+attention="matmul+softmax attention"; [[ ${FLASH_ATTENTION:-0} != 0 ]] && attention="fused attention"
+echo "| llama3.1-8b, $layers layers, seq $seq, bf16, $attention: tokens/s | ${tok_s:-n/a (rc $train_rc)} | $torch_tok_s (PyTorch) | $(ratio "${tok_s:-}" "${torch_tok_s//[^0-9.]/}") |"
 echo "| same: MFU (peak $peak TFLOP/s) | ${mfu:-n/a} | ${torch_mfu:-} | |"
 [[ -n $longer ]] && echo "(runs that did not complete: ${longer%; })"
 [[ $have_torch == 0 ]] && echo "(PyTorch with CUDA not importable: no cuBLAS column)"

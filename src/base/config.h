@@ -22,6 +22,9 @@
 //           0 off: Opt TC alone (codegen/block_mma.h)
 //   SMEM    1 shared-memory staging of tensor-core matmul tiles, 0 off (default: slower than
 //           unstaged on an H200 as it stands, docs/gpu.md) (codegen/smem.h)
+//   FLASH_ATTENTION  1: the Llama model's attention is one fused op (Tensor::flash_attention: no
+//           S x S scores stored, recomputed in the backward pass), 0: matmul and softmax (default)
+//           (docs/llama.md)
 //   CUDA_PATH  the CUDA toolkit (NVRTC and its headers; default: next to libnvrtc, /usr/local/cuda)
 //   RING, ALL2ALL  allreduce algorithm choice: 0 never, 1 when large (default RING=1, ALL2ALL=0),
 //           2 always (schedule/allreduce.h)
@@ -46,6 +49,7 @@ struct Config {
   bool tc = true;
   bool block_mma = true;  // BLOCK_MMA=0: no block-tiled matmuls (codegen/block_mma.h)
   bool smem = false;  // SMEM=1: shared-memory staging of matmul tiles (codegen/smem.h)
+  bool flash_attention = false;  // FLASH_ATTENTION=1: fused attention in the Llama model
   // Tensor-core tiling (codegen/heuristic_tc.cpp), at most: mma tiles per warp along m and n, warps
   // per block along m and n. TC_WARP=MxN, TC_BLOCK=MxN, powers of two.
   int tc_warp_m = 4, tc_warp_n = 8, tc_block_m = 2, tc_block_n = 2;

@@ -18,7 +18,7 @@ inline constexpr int64_t kAttentionGradKV = 2;  // FLASH_ATTENTION_GRAD: dK and 
 // (batch, head) (kv head for GradKV): block = (b * heads() + head) * row_blocks() + row block.
 enum class AttentionKind : int64_t { Forward = 0, GradQ = 1, GradKV = 2 };
 struct AttentionKernel {
-  static constexpr int64_t kRows = 8;
+  static constexpr int64_t kRows = 64;
   AttentionKind kind = AttentionKind::Forward;
   int64_t B = 0, H = 0, KV = 0, S = 0, T = 0, D = 0;
   bool causal = false;

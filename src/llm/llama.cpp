@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "base/config.h"
 #include "base/error.h"
 #include "nn/init.h"
 #include "runtime/device.h"
@@ -155,6 +156,12 @@ Tensor Llama::attention(const LlamaBlock& b, const Tensor& x, const Tensor& cos,
   Tensor v = b.wv(x).reshape({B, S, KV, 1, hd}).permute({0, 2, 3, 1, 4});
   q = apply_rope(q, cos, sin);
   k = apply_rope(k, cos, sin);
+  if (lg::config().flash_attention) {  // one fused op: nothing of size S x S is stored
+    Tensor out = q.reshape({B, H, S, hd}).flash_attention(k.reshape({B, KV, S, hd}), v.reshape({B, KV, S, hd}), true);
+    Tensor merged = out.permute({0, 2, 1, 3}).reshape({B, S, H * hd});
+    if (is_gpu_device(x.device())) merged = merged.contiguous();  // as below
+    return b.wo(merged);
+  }
   double scale = 1.0 / std::sqrt(static_cast<double>(hd));
   Tensor scores = q.matmul(k.transpose(-2, -1)).cast(dtypes::float32) * scale;  // (B, KV, rep, S, S)
   Tensor pos = Tensor::arange(0, S, 1, dtypes::int32, x.device());

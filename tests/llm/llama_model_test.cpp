@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "common/user_error.h"
+#include "base/config.h"
 #include "llm/llama.h"
 
 namespace lg::llm {
@@ -100,6 +101,33 @@ TEST(LlamaModel, ChunkedLossEqualsTheWholeLossAndGradients) {
   EXPECT_NEAR(whole.to_doubles()[0], std::log(50.0), 0.1);  // near-uniform predictions at init
   std::vector<double> a = gw[0].to_doubles(), b = gc[0].to_doubles();
   for (size_t i = 0; i < a.size(); i++) ASSERT_NEAR(a[i], b[i], 1e-7);
+}
+
+// FLASH_ATTENTION=1 (one fused attention op, ir/attention.h) computes the same model: loss and the
+// gradients of every attention weight match the matmul-and-softmax attention's.
+TEST(LlamaModel, FlashAttentionGivesTheSameLossAndGradients) {
+  Tensor::manual_seed(8);
+  Llama m(micro());
+  std::vector<int32_t> t = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, y = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13};
+  const LlamaBlock& b = m.layers[1];
+  std::vector<Tensor> wrt{b.wq.weight, b.wk.weight, b.wv.weight, b.wo.weight, m.tok_embeddings.weight};
+  auto run = [&](bool flash) {
+    bool was = lg::config().flash_attention;
+    lg::config().flash_attention = flash;
+    Tensor loss = m.loss(ids(t, 2, 6), ids(y, 2, 6));
+    std::vector<Tensor> g = Tensor::gradients(loss, wrt);
+    lg::config().flash_attention = was;
+    g.insert(g.begin(), loss);
+    return g;
+  };
+  std::vector<Tensor> flash = run(true), plain = run(false);
+  for (size_t i = 0; i < flash.size(); i++) {
+    std::vector<double> a = flash[i].to_doubles(), want = plain[i].to_doubles();
+    double scale = 0;
+    for (double x : want) scale = std::max(scale, std::abs(x));
+    ASSERT_GT(scale, 0.0) << "output " << i;
+    for (size_t j = 0; j < a.size(); j++) ASSERT_NEAR(a[j], want[j], 1e-5 * scale) << "output " << i << " element " << j;
+  }
 }
 
 TEST(LlamaModel, BindsBfloat16ComputeCopies) {

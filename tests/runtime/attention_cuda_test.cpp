@@ -4,7 +4,8 @@
 // matmul and softmax). And NVRTC compiles them at the Llama head dims, within static shared memory.
 #include <gtest/gtest.h>
 
-#include <cstring>
+#include <algorithm>
+#include <cmath>
 
 #include "base/error.h"
 #include "codegen/heuristic_gpu.h"
@@ -29,8 +30,30 @@ struct Case {
   DType t;
 };
 
-// A stats input (L, delta) near what a forward pass gives for these inputs' scores.
-float stat_value(int64_t i) { return i % 2 == 0 ? 1.0f + static_cast<float>(i % 7) / 8.0f : static_cast<float>(i % 5 - 2) / 8.0f; }
+// The stats input (B, H, S, 2) of a backward pass over these inputs: each row's log-sum-exp of its
+// scores (q = a_value, k = b_value, exact in 16 bits), so P <= 1 as after a forward pass, and a
+// delta of a few eighths.
+NodeRef stats_buffer(const Case& c) {
+  std::vector<float> st(static_cast<size_t>(c.B * c.H * c.S * 2));
+  for (int64_t b = 0; b < c.B; b++)
+    for (int64_t h = 0; h < c.H; h++)
+      for (int64_t s = 0; s < c.S; s++) {
+        int64_t row = (b * c.H + h) * c.S + s, kv = b * c.KV + h / (c.H / c.KV);
+        std::vector<double> x;
+        for (int64_t t = 0; t < c.T && !(c.causal && t > s); t++) {
+          double dot = 0;
+          for (int64_t e = 0; e < c.D; e++) dot += tc_testing::a_value(row * c.D + e) * tc_testing::b_value((kv * c.T + t) * c.D + e);
+          x.push_back(dot / std::sqrt(static_cast<double>(c.D)));
+        }
+        double m = *std::max_element(x.begin(), x.end()), sum = 0;
+        for (double v : x) sum += std::exp(v - m);
+        st[row * 2] = static_cast<float>(m + std::log(sum));
+        st[row * 2 + 1] = static_cast<float>(row % 5 - 2) / 8.0f;
+      }
+  NodeRef buf = new_buffer(device_node("CPU"), dtypes::float32, static_cast<int64_t>(st.size()));
+  buffer_copy_in(*buf, st.data(), st.size() * 4);
+  return make(Op::RESHAPE, dtypes::float32, {buf}, Shape{c.B, c.H, c.S, 2});
+}
 
 // The one attention kernel of `op` (FLASH_ATTENTION, or FLASH_ATTENTION_GRAD with flags) over
 // filled buffers.
@@ -42,7 +65,7 @@ Schedule attention_schedule(const Case& c, Op op, int64_t flags) {
                            buf(c.t, {c.B, c.KV, c.T, c.D}, tc_testing::c_value)};
   if (op == Op::FLASH_ATTENTION_GRAD) {
     src.push_back(buf(c.t, {c.B, c.H, c.S, c.D}, tc_testing::d_value));
-    src.push_back(buf(dtypes::float32, {c.B, c.H, c.S, 2}, stat_value));
+    src.push_back(stats_buffer(c));
   }
   Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {make(op, dtypes::float32, src, flags)}));
   EXPECT_EQ(s.items.size(), 1u);
@@ -59,9 +82,11 @@ std::vector<float> run(const LinearProgram& p, const ScheduleItem& item, Run how
 }
 
 const Case kCases[] = {
-    {1, 2, 2, 13, 13, 16, false, dtypes::float32},  // a partial row block
-    {1, 4, 2, 40, 40, 32, true, dtypes::bfloat16},  // grouped queries, causal over two tiles
-    {2, 2, 1, 9, 35, 8, false, dtypes::float16},    // more keys than queries, a partial key tile
+    {1, 2, 2, 13, 13, 16, false, dtypes::float32},   // a partial row block
+    {1, 4, 2, 40, 40, 32, true, dtypes::bfloat16},   // grouped queries, causal over two key tiles
+    {2, 2, 1, 9, 35, 8, false, dtypes::float16},     // more keys than queries, a partial key tile
+    {1, 2, 1, 70, 70, 16, true, dtypes::bfloat16},   // two row blocks (64 + 6), two 64-key tensor-core tiles
+    {1, 2, 2, 20, 130, 64, false, dtypes::float16},  // three 64-key tiles, tensor cores at head dim 64
 };
 
 TEST(AttentionCuda, EmulatedKernelsMatchTheCKernels) {
@@ -72,10 +97,14 @@ TEST(AttentionCuda, EmulatedKernelsMatchTheCKernels) {
       Schedule s = attention_schedule(c, op, flags);
       const ScheduleItem& item = s.items.at(0);
       LinearProgram p = lower_kernel(item.ast, item.name, gpu_heuristic_opts(item.ast, true));
+      AttentionKernel a = AttentionKernel::from_arg(s.items[0].ast->src[0]->get_arg<Shape>());
+      bool tc = attention_uses_tensor_cores(a, c.t);
+      EXPECT_EQ(tc, CudaRenderer().render(p).find(str("lg_attention_", a.label(), "_tc<")) != std::string::npos) << item.name;
       std::vector<float> want = run(p, item, Run::CProgram);
       std::vector<float> got = run(p, item, Run::EmulatedCuda);
       std::vector<double> wd(want.begin(), want.end());
-      tc_testing::expect_close(got, wd, 1e-5, item.name);
+      // tensor cores: P and dS are rounded to the 16-bit dtype as mma operands (ir/ops.def)
+      tc_testing::expect_close(got, wd, tc ? 8e-3 : 1e-5, item.name);
       double norm = 0;
       for (float x : want) norm += std::abs(x);
       EXPECT_GT(norm, 0.0) << item.name << ": an all-zero output checks nothing";
