@@ -5,11 +5,12 @@
 # minutes on an H200 (each stage has a time limit; a stage that runs out is reported, not fatal).
 #
 #   bash tools/gpu_check.sh [--build-dir DIR] [--layers N] [--seq N[,N...]] [--no-build] [--beam W]
-#                           [--also VAR=VALUE[,VAR=VALUE...]]...
+#                           [--also VAR=VALUE[,VAR=VALUE...]]... [--flash]
 #
 #   build       cmake + ninja into DIR (default build-gpu), RelWithDebInfo; with --no-build, DIR must hold
 #               lazygrad and tests/lg_tensor_tests built elsewhere (their kernel cache: DIR/kernel-cache)
-#   harness     the op harness with DEVICE=CUDA (tests/runtime/cuda_harness.sh; the ctest
+#   harness     the op harness and the fused-attention tests (FlashAttention.*: values and gradients
+#               against matmul + softmax) with DEVICE=CUDA (tests/runtime/cuda_harness.sh; the ctest
 #               cuda_op_harness also runs the gradient tests)
 #   matmul      lazygrad bench matmul --dtype bf16 --sizes 4096,8192 on CUDA, a @ b, a @ W^T (--bt, a
 #               layer's forward) and a^T @ b (--at, a weight gradient: both operands strided along k),
@@ -26,23 +27,26 @@
 #               whose run completes (the issue's "8192 or the largest that fits"; the table says
 #               why a longer one did not): tokens/s and MFU against the
 #               H200's dense bf16 peak, 989 TFLOP/s; the same step in PyTorch when available
-#               (tools/gpu_check_torch_step.py, the PyTorch twin's model on the GPU)
+#               (tools/gpu_check_torch_step.py, the PyTorch twin's model on the GPU); with --flash
+#               also the step with FLASH_ATTENTION=1 (fused attention, docs/gpu.md) at the first
+#               --seq, 120 s
 # Time limits: build 240 s (skipped with --no-build), harness 120, matmul 3 x 30 + 30, lazygrad step
 # 120 for the first sequence and 60 for a shorter one, PyTorch step 60: at most 8 minutes after the
-# build; --beam adds 3 x 60, each --also 3 x 30.
+# build; --beam adds 3 x 60, each --also 3 x 30, --flash 120.
 #
 # Environment: CUDA_PATH (default /usr/local/cuda), CUDA_ARCH (default: the GPU's), FLASH_ATTENTION=1
 # (the llama step with fused attention, docs/gpu.md; the table's step row names which it ran).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
-build=build-gpu layers=2 seqs=8192,2048 do_build=1 peak=989 beam=0 also=()
+build=build-gpu layers=2 seqs=8192,2048 do_build=1 peak=989 beam=0 also=() flash=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build-dir) build=$2; shift 2 ;;
     --layers) layers=$2; shift 2 ;;
     --seq) seqs=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
+    --flash) flash=1; shift ;;
     --beam) beam=$2; shift 2 ;;
     --also)
       [[ ${2:-} =~ ^[A-Z_][A-Z0-9_]*=[^[:space:],]+(,[A-Z_][A-Z0-9_]*=[^[:space:],]+)*$ ]] ||
@@ -82,7 +86,7 @@ export LAZYGRAD_CACHE_DIR=${LAZYGRAD_CACHE_DIR:-$build/kernel-cache}
 
 say "op harness on CUDA"
 # The op harness only (ctest's cuda_op_harness adds the gradient tests; too long for this budget).
-timeout 120 bash tests/runtime/cuda_harness.sh "$lazygrad" "$build/tests/lg_tensor_tests" 'Ops/OpHarness.*' >>"$log" 2>&1
+timeout 120 bash tests/runtime/cuda_harness.sh "$lazygrad" "$build/tests/lg_tensor_tests" 'Ops/OpHarness.*:FlashAttention.*' >>"$log" 2>&1
 case $? in
   0) result[harness]=pass ;;
   77) result[harness]="skipped: no usable CUDA device (see $log)" ;;
@@ -152,6 +156,22 @@ for s in ${seqs//,/ }; do
   limit=60
 done
 
+# The same step with the fused attention, at the first sequence of --seq (it stores no S x S scores).
+flash_seq=${seqs%%,*} flash_tok_s="" flash_mfu="" flash_why=""
+if [[ $flash == 1 ]]; then
+  say "llama3.1-8b training step, $layers layers, seq $flash_seq, bf16, FLASH_ATTENTION=1"
+  FLASH_ATTENTION=1 DEVICE=CUDA timeout 120 "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$flash_seq" \
+    --batch 1 --dtype bf16 --synthetic --steps 4 --eval-samples 2 --peak-tflops "$peak" >"$train_out" 2>&1
+  rc=$?
+  cat "$train_out" >>"$log"
+  summary=$(grep '^steady state:' "$train_out" | tail -1)
+  flash_tok_s=$(grep -oE '[0-9.]+ tokens/s' <<<"$summary" | grep -oE '^[0-9.]+')
+  flash_mfu=$(grep -oE 'MFU [0-9.]+%' <<<"$summary" | grep -oE '[0-9.]+%')
+  [[ $rc == 0 && -n $flash_tok_s ]] || flash_why="exit $rc"
+  [[ $rc == 124 ]] && flash_why="timeout after 120 s"
+  grep -q 'out of memory' "$train_out" && flash_why="out of GPU memory"
+fi
+
 torch_tok_s="not measured" torch_mfu=""
 if [[ $have_torch == 1 ]]; then
   say "the same step in PyTorch"
@@ -185,6 +205,10 @@ done
 attention="matmul+softmax attention"; [[ ${FLASH_ATTENTION:-0} != 0 ]] && attention="fused attention"
 echo "| llama3.1-8b, $layers layers, seq $seq, bf16, $attention: tokens/s | ${tok_s:-n/a (rc $train_rc)} | $torch_tok_s (PyTorch) | $(ratio "${tok_s:-}" "${torch_tok_s//[^0-9.]/}") |"
 echo "| same: MFU (peak $peak TFLOP/s) | ${mfu:-n/a} | ${torch_mfu:-} | |"
+if [[ $flash == 1 ]]; then
+  echo "| llama3.1-8b, $layers layers, seq $flash_seq, bf16, FLASH_ATTENTION=1: tokens/s | ${flash_tok_s:-n/a ($flash_why)} | | |"
+  echo "| same: MFU (peak $peak TFLOP/s) | ${flash_mfu:-n/a} | | |"
+fi
 [[ -n $longer ]] && echo "(runs that did not complete: ${longer%; })"
 [[ $have_torch == 0 ]] && echo "(PyTorch with CUDA not importable: no cuBLAS column)"
 echo "full log: $log"
