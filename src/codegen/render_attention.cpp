@@ -32,16 +32,30 @@ static inline float lg_attn_dot(const float* a, const float* b, int64_t d) {
   for (int64_t e = 0; e < d; e++) s += a[e] * b[e];
   return s;
 }
+/* The block `blk` of a kernel whose heads each have `rows` rows: its batch, head and first row. */
+typedef struct { int64_t b, head, row0; } lg_attn_block;
+static inline lg_attn_block lg_attn_block_of(int64_t blk, int64_t heads, int64_t rows) {
+  const int64_t nrb = (rows + LG_ATTN_R - 1) / LG_ATTN_R, bh = blk / nrb;
+  lg_attn_block r = {bh / heads, bh % heads, blk % nrb * LG_ATTN_R};
+  return r;
+}
+/* The keys and values that query rows s0..s0+LG_ATTN_R-1 of kv head (b, g) see, as float: rows
+   [0, returned count) into *kf and *vf (to free). */
+static inline int64_t lg_attn_kv(const LG_ATTN_T* k, const LG_ATTN_T* v, int64_t b, int64_t g, int64_t KV, int64_t T,
+                                 int64_t D, int64_t s0, int causal, float** kf, float** vf) {
+  const int64_t tend = causal ? (s0 + LG_ATTN_R < T ? s0 + LG_ATTN_R : T) : T;
+  *kf = lg_attn_widen(k + (b * KV + g) * T * D, tend * D);
+  *vf = lg_attn_widen(v + (b * KV + g) * T * D, tend * D);
+  return tend;
+}
 /* out (B, H, S, D+1): 64 query rows of head h, batch b */
 static inline void lg_attention_fwd(float* restrict out, const LG_ATTN_T* q, const LG_ATTN_T* k, const LG_ATTN_T* v,
-                             int64_t blk, int64_t B, int64_t H, int64_t KV, int64_t S, int64_t T, int64_t D, int causal) {
-  (void)B;
-  const int64_t nrb = (S + LG_ATTN_R - 1) / LG_ATTN_R, rb = blk % nrb, bh = blk / nrb, h = bh % H, b = bh / H;
-  const int64_t g = h / (H / KV), s0 = rb * LG_ATTN_R;
-  const int64_t tend = causal ? (s0 + LG_ATTN_R < T ? s0 + LG_ATTN_R : T) : T;
+                                    int64_t blk, int64_t H, int64_t KV, int64_t S, int64_t T, int64_t D, int causal) {
+  const lg_attn_block bk = lg_attn_block_of(blk, H, S);
+  const int64_t b = bk.b, h = bk.head, g = h / (H / KV), s0 = bk.row0;
   const float scale = 1.0f / sqrtf((float)D);
-  float* kf = lg_attn_widen(k + (b * KV + g) * T * D, tend * D);
-  float* vf = lg_attn_widen(v + (b * KV + g) * T * D, tend * D);
+  float *kf, *vf;
+  const int64_t tend = lg_attn_kv(k, v, b, g, KV, T, D, s0, causal, &kf, &vf);
   float* x = (float*)malloc((size_t)(tend > 0 ? tend : 1) * sizeof(float));
   float* qf = (float*)malloc((size_t)D * sizeof(float));
   for (int64_t s = s0; s < s0 + LG_ATTN_R && s < S; s++) {
@@ -66,15 +80,13 @@ static inline void lg_attention_fwd(float* restrict out, const LG_ATTN_T* q, con
 }
 /* out (B, H, S, D): dQ of 64 query rows, in passes of 8 */
 static inline void lg_attention_dq(float* restrict out, const LG_ATTN_T* q, const LG_ATTN_T* k, const LG_ATTN_T* v,
-                            const LG_ATTN_T* dout, const float* stats, int64_t blk, int64_t B, int64_t H, int64_t KV,
-                            int64_t S, int64_t T, int64_t D, int causal) {
-  (void)B;
-  const int64_t nrb = (S + LG_ATTN_R - 1) / LG_ATTN_R, rb = blk % nrb, bh = blk / nrb, h = bh % H, b = bh / H;
-  const int64_t g = h / (H / KV), s0 = rb * LG_ATTN_R;
-  const int64_t tend = causal ? (s0 + LG_ATTN_R < T ? s0 + LG_ATTN_R : T) : T;
+                                   const LG_ATTN_T* dout, const float* stats, int64_t blk, int64_t H, int64_t KV,
+                                   int64_t S, int64_t T, int64_t D, int causal) {
+  const lg_attn_block bk = lg_attn_block_of(blk, H, S);
+  const int64_t b = bk.b, h = bk.head, g = h / (H / KV), s0 = bk.row0;
   const float scale = 1.0f / sqrtf((float)D);
-  float* kf = lg_attn_widen(k + (b * KV + g) * T * D, tend * D);
-  float* vf = lg_attn_widen(v + (b * KV + g) * T * D, tend * D);
+  float *kf, *vf;
+  (void)lg_attn_kv(k, v, b, g, KV, T, D, s0, causal, &kf, &vf);
   float* qf = (float*)malloc((size_t)D * 2 * sizeof(float));
   float* df = qf + D;
   for (int64_t s = s0; s < s0 + LG_ATTN_R && s < S; s++) {
@@ -94,11 +106,11 @@ static inline void lg_attention_dq(float* restrict out, const LG_ATTN_T* q, cons
 }
 /* out (B, KV, T, 2D): dK then dV of 64 key rows of kv head g, over its query heads */
 static inline void lg_attention_dkv(float* restrict out, const LG_ATTN_T* q, const LG_ATTN_T* k, const LG_ATTN_T* v,
-                             const LG_ATTN_T* dout, const float* stats, int64_t blk, int64_t B, int64_t H, int64_t KV,
-                             int64_t S, int64_t T, int64_t D, int causal) {
-  (void)B;
-  const int64_t nrb = (T + LG_ATTN_R - 1) / LG_ATTN_R, rb = blk % nrb, bg = blk / nrb, g = bg % KV, b = bg / KV;
-  const int64_t rep = H / KV, t0 = rb * LG_ATTN_R, sbeg = causal ? t0 : 0;
+                                    const LG_ATTN_T* dout, const float* stats, int64_t blk, int64_t H, int64_t KV,
+                                    int64_t S, int64_t T, int64_t D, int causal) {
+  const lg_attn_block bk = lg_attn_block_of(blk, KV, T);
+  const int64_t b = bk.b, g = bk.head;
+  const int64_t rep = H / KV, t0 = bk.row0, sbeg = causal ? t0 : 0;
   const float scale = 1.0f / sqrtf((float)D);
   float* kv = (float*)malloc((size_t)D * 2 * sizeof(float));
   for (int64_t t = t0; t < t0 + LG_ATTN_R && t < T; t++) {
@@ -136,16 +148,29 @@ static inline void lg_attention_dkv(float* restrict out, const LG_ATTN_T* q, con
 }
 )C";
 
-// CUDA: one block of kAttentionThreads (128) threads, 4 warps, per call; LG_ATTN_BT keys (queries
-// for dkv) per shared tile, lane j of a warp on key j of the tile. Shared rows have a stride of
-// D + 1 floats where a warp reads 32 rows at one column (distinct banks).
-constexpr const char* kAttentionCuda = R"CU(
-#define LG_ATTN_R 8 /* rows per pass of a CUDA-core kernel */
+// CUDA, shared by every kernel below: one block of kAttentionThreads (128) threads, 4 warps, per
+// call. Every loop, barrier and warp shuffle runs alike in every thread of the block.
+constexpr const char* kAttentionCudaCommon = R"CU(
 #define LG_ATTN_ROWS 64 /* rows per block: AttentionKernel::kRows */
-#define LG_ATTN_BT 32
 #define LG_ATTN_TH 128
 #define LG_ATTN_WARPS (LG_ATTN_TH / 32)
 #define LG_ATTN_NEG_INF __int_as_float(0xff800000u)
+/* The block of `blk`: its batch, head (kv head for dK/dV) and first row; `heads` per batch, `rows`
+   per head. */
+struct lg_attn_block { int64_t b; int head, row0; };
+__device__ __forceinline__ lg_attn_block lg_attn_block_of(int64_t blk, int heads, int rows) {
+  const int64_t nrb = (rows + LG_ATTN_ROWS - 1) / LG_ATTN_ROWS, bh = blk / nrb;
+  return {bh / heads, (int)(bh % heads), (int)(blk % nrb) * LG_ATTN_ROWS};
+}
+)CU";
+
+// CUDA, float32 CUDA cores (float32 inputs, or head dims that are not a multiple of 16): 8 rows per
+// pass; LG_ATTN_BT keys (queries for dkv) per shared tile, lane j of a warp on key j of the tile.
+// Shared rows have a stride of D + 1 floats where a warp reads 32 rows at one column (distinct
+// banks).
+constexpr const char* kAttentionCuda = R"CU(
+#define LG_ATTN_R 8 /* rows per pass */
+#define LG_ATTN_BT 32
 __device__ __forceinline__ float lg_attn_wmax(float x) {
   for (int o = 16; o > 0; o >>= 1) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
   return x;
@@ -154,37 +179,40 @@ __device__ __forceinline__ float lg_attn_wsum(float x) {
   for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
   return x;
 }
+/* Rows row0..row0+R-1 of src (D elements each) as float into dst, row stride P; zeros past limit. */
+template <int D, int R, int P>
+__device__ __forceinline__ void lg_attn_widen(float* dst, const LG_ATTN_T* src, int row0, int limit) {
+  for (int i = (int)threadIdx.x; i < R * D; i += LG_ATTN_TH) {
+    const int r = i / D, e = i % D, t = row0 + r;
+    dst[r * P + e] = t < limit ? LG_ATTN_F(src[(int64_t)t * D + e]) : 0.0f;
+  }
+}
 /* out (B, H, S, D+1): 64 query rows of head h, batch b, in passes of 8; online softmax over key tiles */
 template <int D>
 __device__ void lg_attention_fwd(float* __restrict__ out, const LG_ATTN_T* __restrict__ q, const LG_ATTN_T* __restrict__ k,
                                  const LG_ATTN_T* __restrict__ v, int64_t blk, int H, int KV, int S, int T, bool causal) {
   __shared__ float ks[LG_ATTN_BT][D + 1], vs[LG_ATTN_BT][D + 1], qs[LG_ATTN_R][D], ps[LG_ATTN_R][LG_ATTN_BT];
   __shared__ float ms[LG_ATTN_R], ls[LG_ATTN_R], cs[LG_ATTN_R];
-  constexpr int kOut = (LG_ATTN_R * D + LG_ATTN_TH - 1) / LG_ATTN_TH;  /* output elements per thread */
+  constexpr int kOut = (LG_ATTN_R * D + LG_ATTN_TH - 1) / LG_ATTN_TH; /* output elements per thread */
   const int tid = (int)threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int64_t nrb = (S + LG_ATTN_ROWS - 1) / LG_ATTN_ROWS, rb = blk % nrb, bh = blk / nrb, b = bh / H;
-  const int h = (int)(bh % H), g = h / (H / KV);
-  for (int s0 = (int)rb * LG_ATTN_ROWS; s0 < S && s0 < (int)rb * LG_ATTN_ROWS + LG_ATTN_ROWS; s0 += LG_ATTN_R) {
+  const lg_attn_block bk = lg_attn_block_of(blk, H, S);
+  const int h = bk.head, g = h / (H / KV);
+  const LG_ATTN_T* qh = q + (bk.b * H + h) * (int64_t)S * D;
+  const LG_ATTN_T* kg = k + (bk.b * KV + g) * (int64_t)T * D;
+  const LG_ATTN_T* vg = v + (bk.b * KV + g) * (int64_t)T * D;
+  float* oh = out + (bk.b * H + h) * (int64_t)S * (D + 1);
+  const float scale = 1.0f / sqrtf((float)D);
+  for (int s0 = bk.row0; s0 < S && s0 < bk.row0 + LG_ATTN_ROWS; s0 += LG_ATTN_R) {
     __syncthreads(); /* the previous pass's shared rows are used up */
-    const LG_ATTN_T* qh = q + (b * H + h) * (int64_t)S * D;
-    const LG_ATTN_T* kg = k + (b * KV + g) * (int64_t)T * D;
-    const LG_ATTN_T* vg = v + (b * KV + g) * (int64_t)T * D;
-    const float scale = 1.0f / sqrtf((float)D);
-    for (int i = tid; i < LG_ATTN_R * D; i += LG_ATTN_TH) {
-      const int r = i / D, e = i % D;
-      qs[r][e] = s0 + r < S ? LG_ATTN_F(qh[(int64_t)(s0 + r) * D + e]) : 0.0f;
-    }
+    lg_attn_widen<D, LG_ATTN_R, D>(&qs[0][0], qh, s0, S);
     if (tid < LG_ATTN_R) ms[tid] = LG_ATTN_NEG_INF, ls[tid] = 0.0f;
     float o[kOut];
     for (int j = 0; j < kOut; j++) o[j] = 0.0f;
     const int tend = causal ? (s0 + LG_ATTN_R < T ? s0 + LG_ATTN_R : T) : T;
     for (int t0 = 0; t0 < tend; t0 += LG_ATTN_BT) {
       __syncthreads(); /* the previous tile is used up */
-      for (int i = tid; i < LG_ATTN_BT * D; i += LG_ATTN_TH) {
-        const int j = i / D, e = i % D, t = t0 + j;
-        ks[j][e] = t < T ? LG_ATTN_F(kg[(int64_t)t * D + e]) : 0.0f;
-        vs[j][e] = t < T ? LG_ATTN_F(vg[(int64_t)t * D + e]) : 0.0f;
-      }
+      lg_attn_widen<D, LG_ATTN_BT, D + 1>(&ks[0][0], kg, t0, T);
+      lg_attn_widen<D, LG_ATTN_BT, D + 1>(&vs[0][0], vg, t0, T);
       __syncthreads();
       for (int r = warp; r < LG_ATTN_R; r += LG_ATTN_WARPS) { /* scores of row r, lane = key */
         const int s = s0 + r, t = t0 + lane;
@@ -211,13 +239,12 @@ __device__ void lg_attention_fwd(float* __restrict__ out, const LG_ATTN_T* __res
       }
     }
     __syncthreads();
-    float* oh = out + (b * H + h) * (int64_t)S * (D + 1);
     for (int j = 0; j < kOut; j++) {
       const int i = tid + j * LG_ATTN_TH, r = i / D, e = i % D;
       if (i < LG_ATTN_R * D && s0 + r < S) oh[(int64_t)(s0 + r) * (D + 1) + e] = o[j] / ls[r];
     }
     if (tid < LG_ATTN_R && s0 + tid < S) oh[(int64_t)(s0 + tid) * (D + 1) + D] = ms[tid] + logf(ls[tid]);
-  } /* passes */
+  }
 }
 /* out (B, H, S, D): dQ of 64 query rows, in passes of 8 */
 template <int D>
@@ -228,30 +255,23 @@ __device__ void lg_attention_dq(float* __restrict__ out, const LG_ATTN_T* __rest
   __shared__ float dss[LG_ATTN_R][LG_ATTN_BT];
   constexpr int kOut = (LG_ATTN_R * D + LG_ATTN_TH - 1) / LG_ATTN_TH;
   const int tid = (int)threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int64_t nrb = (S + LG_ATTN_ROWS - 1) / LG_ATTN_ROWS, rb = blk % nrb, bh = blk / nrb, b = bh / H;
-  const int h = (int)(bh % H), g = h / (H / KV);
-  for (int s0 = (int)rb * LG_ATTN_ROWS; s0 < S && s0 < (int)rb * LG_ATTN_ROWS + LG_ATTN_ROWS; s0 += LG_ATTN_R) {
+  const lg_attn_block bk = lg_attn_block_of(blk, H, S);
+  const int h = bk.head, g = h / (H / KV);
+  const int64_t qrow = (bk.b * H + h) * (int64_t)S;
+  const LG_ATTN_T* kg = k + (bk.b * KV + g) * (int64_t)T * D;
+  const LG_ATTN_T* vg = v + (bk.b * KV + g) * (int64_t)T * D;
+  const float scale = 1.0f / sqrtf((float)D);
+  for (int s0 = bk.row0; s0 < S && s0 < bk.row0 + LG_ATTN_ROWS; s0 += LG_ATTN_R) {
     __syncthreads(); /* the previous pass's shared rows are used up */
-    const int64_t qrow = (b * H + h) * (int64_t)S;
-    const LG_ATTN_T* kg = k + (b * KV + g) * (int64_t)T * D;
-    const LG_ATTN_T* vg = v + (b * KV + g) * (int64_t)T * D;
-    const float scale = 1.0f / sqrtf((float)D);
-    for (int i = tid; i < LG_ATTN_R * D; i += LG_ATTN_TH) {
-      const int r = i / D, e = i % D;
-      const bool in = s0 + r < S;
-      qs[r][e] = in ? LG_ATTN_F(q[(qrow + s0 + r) * D + e]) : 0.0f;
-      dos[r][e] = in ? LG_ATTN_F(dout[(qrow + s0 + r) * D + e]) : 0.0f;
-    }
+    lg_attn_widen<D, LG_ATTN_R, D>(&qs[0][0], q + qrow * D, s0, S);
+    lg_attn_widen<D, LG_ATTN_R, D>(&dos[0][0], dout + qrow * D, s0, S);
     float o[kOut];
     for (int j = 0; j < kOut; j++) o[j] = 0.0f;
     const int tend = causal ? (s0 + LG_ATTN_R < T ? s0 + LG_ATTN_R : T) : T;
     for (int t0 = 0; t0 < tend; t0 += LG_ATTN_BT) {
       __syncthreads();
-      for (int i = tid; i < LG_ATTN_BT * D; i += LG_ATTN_TH) {
-        const int j = i / D, e = i % D, t = t0 + j;
-        ks[j][e] = t < T ? LG_ATTN_F(kg[(int64_t)t * D + e]) : 0.0f;
-        vs[j][e] = t < T ? LG_ATTN_F(vg[(int64_t)t * D + e]) : 0.0f;
-      }
+      lg_attn_widen<D, LG_ATTN_BT, D + 1>(&ks[0][0], kg, t0, T);
+      lg_attn_widen<D, LG_ATTN_BT, D + 1>(&vs[0][0], vg, t0, T);
       __syncthreads();
       for (int r = warp; r < LG_ATTN_R; r += LG_ATTN_WARPS) { /* dS of row r, lane = key */
         const int s = s0 + r, t = t0 + lane;
@@ -275,9 +295,10 @@ __device__ void lg_attention_dq(float* __restrict__ out, const LG_ATTN_T* __rest
       const int i = tid + j * LG_ATTN_TH, r = i / D, e = i % D;
       if (i < LG_ATTN_R * D && s0 + r < S) out[(qrow + s0 + r) * D + e] = o[j] * scale;
     }
-  } /* passes */
+  }
 }
-/* out (B, KV, T, 2D): dK then dV of 64 key rows of kv head g, in passes of 8; query tiles of each query head of g */
+/* out (B, KV, T, 2D): dK then dV of 64 key rows of kv head g, in passes of 8; query tiles of each
+   query head of g */
 template <int D>
 __device__ void lg_attention_dkv(float* __restrict__ out, const LG_ATTN_T* __restrict__ q, const LG_ATTN_T* __restrict__ k,
                                  const LG_ATTN_T* __restrict__ v, const LG_ATTN_T* __restrict__ dout,
@@ -286,30 +307,23 @@ __device__ void lg_attention_dkv(float* __restrict__ out, const LG_ATTN_T* __res
   __shared__ float ps[LG_ATTN_R][LG_ATTN_BT], dss[LG_ATTN_R][LG_ATTN_BT], lses[LG_ATTN_BT], deltas[LG_ATTN_BT];
   constexpr int kOut = (LG_ATTN_R * D + LG_ATTN_TH - 1) / LG_ATTN_TH;
   const int tid = (int)threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int64_t nrb = (T + LG_ATTN_ROWS - 1) / LG_ATTN_ROWS, rb = blk % nrb, bg = blk / nrb, b = bg / KV;
-  const int g = (int)(bg % KV), rep = H / KV;
-  for (int t0 = (int)rb * LG_ATTN_ROWS; t0 < T && t0 < (int)rb * LG_ATTN_ROWS + LG_ATTN_ROWS; t0 += LG_ATTN_R) {
+  const lg_attn_block bk = lg_attn_block_of(blk, KV, T);
+  const int g = bk.head, rep = H / KV;
+  const int64_t krow = (bk.b * KV + g) * (int64_t)T;
+  const float scale = 1.0f / sqrtf((float)D);
+  for (int t0 = bk.row0; t0 < T && t0 < bk.row0 + LG_ATTN_ROWS; t0 += LG_ATTN_R) {
     __syncthreads(); /* the previous pass's shared rows are used up */
-    const int64_t krow = (b * KV + g) * (int64_t)T;
-    const float scale = 1.0f / sqrtf((float)D);
-    for (int i = tid; i < LG_ATTN_R * D; i += LG_ATTN_TH) {
-      const int r = i / D, e = i % D;
-      const bool in = t0 + r < T;
-      ks[r][e] = in ? LG_ATTN_F(k[(krow + t0 + r) * D + e]) : 0.0f;
-      vs[r][e] = in ? LG_ATTN_F(v[(krow + t0 + r) * D + e]) : 0.0f;
-    }
+    lg_attn_widen<D, LG_ATTN_R, D>(&ks[0][0], k + krow * D, t0, T);
+    lg_attn_widen<D, LG_ATTN_R, D>(&vs[0][0], v + krow * D, t0, T);
     float dk[kOut], dv[kOut];
     for (int j = 0; j < kOut; j++) dk[j] = 0.0f, dv[j] = 0.0f;
     const int sbeg = causal ? t0 / LG_ATTN_BT * LG_ATTN_BT : 0;
     for (int hj = 0; hj < rep; hj++) {
-      const int64_t qrow = (b * H + g * rep + hj) * (int64_t)S;
+      const int64_t qrow = (bk.b * H + g * rep + hj) * (int64_t)S;
       for (int q0 = sbeg; q0 < S; q0 += LG_ATTN_BT) {
         __syncthreads();
-        for (int i = tid; i < LG_ATTN_BT * D; i += LG_ATTN_TH) {
-          const int j = i / D, e = i % D, s = q0 + j;
-          qs[j][e] = s < S ? LG_ATTN_F(q[(qrow + s) * D + e]) : 0.0f;
-          dos[j][e] = s < S ? LG_ATTN_F(dout[(qrow + s) * D + e]) : 0.0f;
-        }
+        lg_attn_widen<D, LG_ATTN_BT, D + 1>(&qs[0][0], q + qrow * D, q0, S);
+        lg_attn_widen<D, LG_ATTN_BT, D + 1>(&dos[0][0], dout + qrow * D, q0, S);
         if (tid < LG_ATTN_BT) {
           const int s = q0 + tid;
           lses[tid] = s < S ? stats[(qrow + s) * 2] : 0.0f;
@@ -342,68 +356,120 @@ __device__ void lg_attention_dkv(float* __restrict__ out, const LG_ATTN_T* __res
         out[(krow + t0 + r) * 2 * D + D + e] = dv[j];
       }
     }
-  } /* passes */
+  }
 }
 )CU";
 
-// CUDA, tensor cores (16-bit inputs, head dims a multiple of 16): the forward pass as in
-// FlashAttention-2. A block of 4 warps takes 64 query rows, 16 per warp, whose q fragments stay in
-// registers; per tile of 64 keys, k and v go to shared memory (16-byte chunks XOR-swizzled by row,
-// so the 8 rows an ldmatrix matrix reads hit 8 bank groups); S = q k^T by mma.sync (k fragments by
-// ldmatrix), the online softmax on S's accumulators (each row's 16 values per lane, then the 4
-// lanes of a quad), P rounded to the input dtype as the A operand of O += P v (v fragments by
-// ldmatrix.trans). Scores are in units of log2 (scale * log2 e folded in, exp2).
+// CUDA, tensor cores (16-bit inputs, head dims a multiple of 16), in FlashAttention-2's structure:
+// m16n8k16 mma.sync; each warp owns 16 rows of the block's 64 (queries for fwd and dq, keys for
+// dkv). Tiles of 16-bit rows go to shared memory in 16-byte chunks, XOR-swizzled by row so that the
+// 8 rows an ldmatrix matrix reads hit 8 bank groups.
+//   fwd  q fragments in registers; per 64 keys: S = q k^T, the online softmax on S's accumulators
+//        (a lane holds 16 values of two rows; a row's maximum is combined over the 4 lanes of its
+//        quad, its sum only at the end), O += P v with P (rounded to the input dtype) as the A
+//        operand: an accumulator tile pair is an A fragment. Scores in units of log2 (exp2).
+//   dq   q and dO fragments in registers; per 32 keys: S, dP = dO v^T, dS = P (dP - delta) with
+//        P = exp2(S - L), dQ += dS k
+//   dkv  per 32 queries of each query head of the kv head: S^T = k q^T, dP^T = v dO^T (k and v
+//        fragments by ldmatrix from the block's tiles), dV += P^T dO, dK += dS^T q
+// Shared memory at head dim 128: 32 KiB (fwd), 16 KiB (dq), 48 KiB (dkv).
 constexpr const char* kAttentionCudaTc = R"CU(
+/* Chunk c of row r of a tile of D-wide rows. */
+template <int D> __device__ __forceinline__ int lg_attn_at(int r, int c) {
+  constexpr int SW = D / 8 >= 8 ? 7 : D / 8 - 1;
+  return r * (D / 8) + (c ^ (r & SW));
+}
+/* Rows row0..row0+R-1 of src into a tile; zeros past limit. */
+template <int D, int R>
+__device__ __forceinline__ void lg_attn_tile(uint4* tile, const LG_ATTN_T* src, int row0, int limit) {
+  for (int i = (int)threadIdx.x; i < R * (D / 8); i += LG_ATTN_TH) {
+    const int r = i / (D / 8), c = i % (D / 8), t = row0 + r;
+    tile[lg_attn_at<D>(r, c)] = t < limit ? *reinterpret_cast<const uint4*>(src + (int64_t)t * D + c * 8) : make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+/* A fragments of rows row0..row0+15 of src from global memory, per 16 columns: (row gr, k lo),
+   (gr + 8, lo), (gr, hi), (gr + 8, hi); zeros past limit. */
+template <int D>
+__device__ __forceinline__ void lg_attn_frags(uint32_t (&a)[D / 16][4], const LG_ATTN_T* src, int row0, int limit) {
+  const int lane = (int)threadIdx.x % 32;
+  for (int kk = 0; kk < D / 16; kk++)
+    for (int i = 0; i < 4; i++) {
+      const int row = row0 + lane / 4 + (i & 1) * 8, col = kk * 16 + lane % 4 * 2 + (i >> 1) * 8;
+      a[kk][i] = row < limit ? *reinterpret_cast<const uint32_t*>(src + (int64_t)row * D + col) : 0u;
+    }
+}
+/* The A fragment of tile rows r0..r0+15, columns 16kk..16kk+15. */
+template <int D> __device__ __forceinline__ void lg_attn_tile_frag(uint32_t (&a)[4], const uint4* tile, int r0, int kk) {
+  const int lane = (int)threadIdx.x % 32, j = lane / 8;
+  lg_ldmatrix_x4(a, &tile[lg_attn_at<D>(r0 + (j % 2) * 8 + lane % 8, kk * 2 + j / 2)]);
+}
+template <int N> __device__ __forceinline__ void lg_attn_zero(float (&acc)[N][4]) {
+  for (int i = 0; i < N; i++)
+    for (int e = 0; e < 4; e++) acc[i][e] = 0.0f;
+}
+__device__ __forceinline__ void lg_attn_mma(float (&acc)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0, uint32_t b1) {
+  const lg_mma_f32x4 d = LG_ATTN_MMA(a0, a1, a2, a3, b0, b1, acc[0], acc[1], acc[2], acc[3]);
+  for (int e = 0; e < 4; e++) acc[e] = d.x[e];
+}
+/* acc[nt] += A times tile rows nt*8..nt*8+7 transposed, over columns 16kk..16kk+15 of both (A: 16 rows). */
+template <int D, int NT>
+__device__ __forceinline__ void lg_attn_mma_abt(float (&acc)[NT][4], const uint32_t (&a)[4], const uint4* tile, int kk) {
+  const int lane = (int)threadIdx.x % 32, j = lane / 8;
+  for (int nt = 0; nt < NT; nt += 2) { /* matrices (nt, k lo), (nt, k hi), (nt + 1, lo), (nt + 1, hi) */
+    uint32_t b[4];
+    lg_ldmatrix_x4(b, &tile[lg_attn_at<D>((nt + j / 2) * 8 + lane % 8, kk * 2 + j % 2)]);
+    lg_attn_mma(acc[nt], a[0], a[1], a[2], a[3], b[0], b[1]);
+    lg_attn_mma(acc[nt + 1], a[0], a[1], a[2], a[3], b[2], b[3]);
+  }
+}
+/* acc[dt] += P times the tile (k = its rows, n = its columns): P's accumulators p (16 rows x NT*8,
+   rounded to the input dtype), two accumulator tiles per A fragment. */
+template <int D, int NT>
+__device__ __forceinline__ void lg_attn_mma_pb(float (&acc)[D / 8][4], const float (&p)[NT][4], const uint4* tile) {
+  const int lane = (int)threadIdx.x % 32, jj = lane / 8;
+  for (int j = 0; j < NT / 2; j++) {
+    const uint32_t a0 = LG_ATTN_PACK(p[2 * j][0], p[2 * j][1]), a1 = LG_ATTN_PACK(p[2 * j][2], p[2 * j][3]);
+    const uint32_t a2 = LG_ATTN_PACK(p[2 * j + 1][0], p[2 * j + 1][1]), a3 = LG_ATTN_PACK(p[2 * j + 1][2], p[2 * j + 1][3]);
+    for (int dt = 0; dt < D / 8; dt += 2) { /* matrices (rows lo, dt), (rows hi, dt), (lo, dt + 1), (hi, dt + 1) */
+      uint32_t b[4];
+      lg_ldmatrix_x4_trans(b, &tile[lg_attn_at<D>(j * 16 + (jj % 2) * 8 + lane % 8, dt + jj / 2)]);
+      lg_attn_mma(acc[dt], a0, a1, a2, a3, b[0], b[1]);
+      lg_attn_mma(acc[dt + 1], a0, a1, a2, a3, b[2], b[3]);
+    }
+  }
+}
+/* Element e of accumulator tile n: its row (of the warp's 16) and column. */
+__device__ __forceinline__ int lg_attn_row(int e) { return (int)threadIdx.x % 32 / 4 + (e >> 1) * 8; }
+__device__ __forceinline__ int lg_attn_col(int n, int e) { return n * 8 + (int)threadIdx.x % 4 * 2 + (e & 1); }
+
 template <int D>
 __device__ void lg_attention_fwd_tc(float* __restrict__ out, const LG_ATTN_T* __restrict__ q, const LG_ATTN_T* __restrict__ k,
                                     const LG_ATTN_T* __restrict__ v, int64_t blk, int H, int KV, int S, int T, bool causal) {
-  constexpr int BM = 64, BN = 64, CH = D / 8, SW = CH >= 8 ? 7 : CH - 1, KS = D / 16, NT = BN / 8, DT = D / 8;
-  __shared__ uint4 ks[BN * CH], vs[BN * CH]; /* row r, 16-byte chunk c at r * CH + (c ^ (r & SW)) */
-  const int tid = (int)threadIdx.x, warp = tid / 32, lane = tid % 32, gr = lane / 4, tq = lane % 4;
-  const int64_t nrb = (S + BM - 1) / BM, rb = blk % nrb, bh = blk / nrb, b = bh / H;
-  const int h = (int)(bh % H), g = h / (H / KV), q0 = (int)rb * BM, r0 = q0 + warp * 16;
-  const LG_ATTN_T* qh = q + (b * H + h) * (int64_t)S * D;
-  const LG_ATTN_T* kg = k + (b * KV + g) * (int64_t)T * D;
-  const LG_ATTN_T* vg = v + (b * KV + g) * (int64_t)T * D;
+  constexpr int BN = 64, KS = D / 16, NT = BN / 8, DT = D / 8;
+  __shared__ uint4 ks[BN * D / 8], vs[BN * D / 8];
+  const lg_attn_block bk = lg_attn_block_of(blk, H, S);
+  const int h = bk.head, g = h / (H / KV), r0 = bk.row0 + (int)threadIdx.x / 32 * 16;
+  const LG_ATTN_T* kg = k + (bk.b * KV + g) * (int64_t)T * D;
+  const LG_ATTN_T* vg = v + (bk.b * KV + g) * (int64_t)T * D;
   const float sl2 = 1.4426950408889634f / sqrtf((float)D);
-  uint32_t qa[KS][4]; /* A fragments: (row gr, k lo), (gr + 8, lo), (gr, hi), (gr + 8, hi) */
-  for (int kk = 0; kk < KS; kk++)
-    for (int i = 0; i < 4; i++) {
-      const int row = r0 + gr + (i & 1) * 8, col = kk * 16 + tq * 2 + (i >> 1) * 8;
-      qa[kk][i] = row < S ? *reinterpret_cast<const uint32_t*>(qh + (int64_t)row * D + col) : 0u;
-    }
+  uint32_t qa[KS][4];
+  lg_attn_frags<D>(qa, q + (bk.b * H + h) * (int64_t)S * D, r0, S);
   float m[2] = {LG_ATTN_NEG_INF, LG_ATTN_NEG_INF}, l[2] = {0.0f, 0.0f}; /* rows gr, gr + 8 */
   float o[DT][4];
-  for (int dt = 0; dt < DT; dt++)
-    for (int e = 0; e < 4; e++) o[dt][e] = 0.0f;
-  const int tend = causal ? (q0 + BM < T ? q0 + BM : T) : T;
+  lg_attn_zero(o);
+  const int tend = causal ? (bk.row0 + LG_ATTN_ROWS < T ? bk.row0 + LG_ATTN_ROWS : T) : T;
   for (int t0 = 0; t0 < tend; t0 += BN) {
     __syncthreads(); /* the previous tile is used up */
-    for (int i = tid; i < BN * CH; i += LG_ATTN_TH) {
-      const int r = i / CH, c = i % CH, t = t0 + r, at = r * CH + (c ^ (r & SW));
-      const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
-      ks[at] = t < T ? *reinterpret_cast<const uint4*>(kg + (int64_t)t * D + c * 8) : zero;
-      vs[at] = t < T ? *reinterpret_cast<const uint4*>(vg + (int64_t)t * D + c * 8) : zero;
-    }
+    lg_attn_tile<D, BN>(ks, kg, t0, T);
+    lg_attn_tile<D, BN>(vs, vg, t0, T);
     __syncthreads();
-    float s[NT][4]; /* S's accumulators: key tile nt, (row gr, keys 2tq, 2tq + 1), (row gr + 8, ...) */
-    for (int nt = 0; nt < NT; nt++)
-      for (int e = 0; e < 4; e++) s[nt][e] = 0.0f;
-    for (int kk = 0; kk < KS; kk++)
-      for (int nt = 0; nt < NT; nt += 2) { /* matrices (nt, k lo), (nt, k hi), (nt + 1, lo), (nt + 1, hi) */
-        const int j = lane / 8, r = (nt + j / 2) * 8 + lane % 8, c = kk * 2 + j % 2;
-        uint32_t kb[4];
-        lg_ldmatrix_x4(kb, &ks[r * CH + (c ^ (r & SW))]);
-        for (int u = 0; u < 2; u++) {
-          const lg_mma_f32x4 d = LG_ATTN_MMA(qa[kk][0], qa[kk][1], qa[kk][2], qa[kk][3], kb[2 * u], kb[2 * u + 1],
-                                              s[nt + u][0], s[nt + u][1], s[nt + u][2], s[nt + u][3]);
-          for (int e = 0; e < 4; e++) s[nt + u][e] = d.x[e];
-        }
-      }
+    float s[NT][4];
+    lg_attn_zero(s);
+    for (int kk = 0; kk < KS; kk++) lg_attn_mma_abt<D, NT>(s, qa[kk], ks, kk);
     float mx[2] = {LG_ATTN_NEG_INF, LG_ATTN_NEG_INF};
     for (int nt = 0; nt < NT; nt++)
       for (int e = 0; e < 4; e++) {
-        const int row = r0 + gr + (e >> 1) * 8, col = t0 + nt * 8 + tq * 2 + (e & 1);
+        const int row = r0 + lg_attn_row(e), col = t0 + lg_attn_col(nt, e);
         const bool ok = col < T && !(causal && col > row);
         s[nt][e] = ok ? s[nt][e] * sl2 : LG_ATTN_NEG_INF;
         mx[e >> 1] = fmaxf(mx[e >> 1], s[nt][e]);
@@ -423,214 +489,122 @@ __device__ void lg_attention_fwd_tc(float* __restrict__ out, const LG_ATTN_T* __
       }
     for (int dt = 0; dt < DT; dt++)
       for (int e = 0; e < 4; e++) o[dt][e] *= corr[e >> 1];
-    for (int j = 0; j < BN / 16; j++) { /* keys 16j..16j+15: P's accumulators of tiles 2j, 2j+1 are an A fragment */
-      const uint32_t p0 = LG_ATTN_PACK(s[2 * j][0], s[2 * j][1]), p1 = LG_ATTN_PACK(s[2 * j][2], s[2 * j][3]);
-      const uint32_t p2 = LG_ATTN_PACK(s[2 * j + 1][0], s[2 * j + 1][1]), p3 = LG_ATTN_PACK(s[2 * j + 1][2], s[2 * j + 1][3]);
-      for (int dt = 0; dt < DT; dt += 2) { /* matrices (keys lo, dt), (keys hi, dt), (lo, dt + 1), (hi, dt + 1) */
-        const int jj = lane / 8, r = j * 16 + (jj % 2) * 8 + lane % 8, c = dt + jj / 2;
-        uint32_t vb[4];
-        lg_ldmatrix_x4_trans(vb, &vs[r * CH + (c ^ (r & SW))]);
-        for (int u = 0; u < 2; u++) {
-          const lg_mma_f32x4 d = LG_ATTN_MMA(p0, p1, p2, p3, vb[2 * u], vb[2 * u + 1], o[dt + u][0], o[dt + u][1],
-                                              o[dt + u][2], o[dt + u][3]);
-          for (int e = 0; e < 4; e++) o[dt + u][e] = d.x[e];
-        }
-      }
-    }
+    lg_attn_mma_pb<D, NT>(o, s, vs);
   }
   for (int i = 0; i < 2; i++) {
     l[i] += __shfl_xor_sync(0xffffffffu, l[i], 1);
     l[i] += __shfl_xor_sync(0xffffffffu, l[i], 2);
   }
-  float* oh = out + (b * H + h) * (int64_t)S * (D + 1);
+  float* oh = out + (bk.b * H + h) * (int64_t)S * (D + 1);
   for (int dt = 0; dt < DT; dt++)
     for (int e = 0; e < 4; e++) {
-      const int row = r0 + gr + (e >> 1) * 8, col = dt * 8 + tq * 2 + (e & 1);
-      if (row < S) oh[(int64_t)row * (D + 1) + col] = o[dt][e] / l[e >> 1];
+      const int row = r0 + lg_attn_row(e);
+      if (row < S) oh[(int64_t)row * (D + 1) + lg_attn_col(dt, e)] = o[dt][e] / l[e >> 1];
     }
   for (int i = 0; i < 2; i++) {
-    const int row = r0 + gr + i * 8;
-    if (tq == 0 && row < S) oh[(int64_t)row * (D + 1) + D] = m[i] * 0.6931471805599453f + logf(l[i]);
+    const int row = r0 + lg_attn_row(2 * i);
+    if ((int)threadIdx.x % 4 == 0 && row < S) oh[(int64_t)row * (D + 1) + D] = m[i] * 0.6931471805599453f + logf(l[i]);
   }
 }
-)CU";
-
-// CUDA, tensor cores, backward (same conditions): dQ as the forward pass (64 query rows, q and dO
-// fragments in registers, tiles of 32 keys: S = q k^T and dP = dO v^T by mma, dS = P (dP - delta)
-// with P = exp2(S - L), dQ += dS k with k fragments by ldmatrix.trans), and dK/dV per 64 key rows
-// (16 per warp, their k and v A fragments by ldmatrix from shared memory; tiles of 32 queries of
-// each query head of the kv head: S^T = k q^T, dP^T = v dO^T, dV += P^T dO, dK += dS^T q).
-// Shared memory: 16 KiB (dQ), 48 KiB (dK/dV) at head dim 128.
-constexpr const char* kAttentionCudaTcGrad = R"CU(
 template <int D>
 __device__ void lg_attention_dq_tc(float* __restrict__ out, const LG_ATTN_T* __restrict__ q, const LG_ATTN_T* __restrict__ k,
                                    const LG_ATTN_T* __restrict__ v, const LG_ATTN_T* __restrict__ dout,
                                    const float* __restrict__ stats, int64_t blk, int H, int KV, int S, int T, bool causal) {
-  constexpr int BM = 64, BN = 32, CH = D / 8, SW = CH >= 8 ? 7 : CH - 1, KS = D / 16, NT = BN / 8, DT = D / 8;
-  __shared__ uint4 ks[BN * CH], vs[BN * CH];
-  const int tid = (int)threadIdx.x, warp = tid / 32, lane = tid % 32, gr = lane / 4, tq = lane % 4;
-  const int64_t nrb = (S + BM - 1) / BM, rb = blk % nrb, bh = blk / nrb, b = bh / H;
-  const int h = (int)(bh % H), g = h / (H / KV), q0 = (int)rb * BM, r0 = q0 + warp * 16;
-  const int64_t qrow = (b * H + h) * (int64_t)S;
-  const LG_ATTN_T* kg = k + (b * KV + g) * (int64_t)T * D;
-  const LG_ATTN_T* vg = v + (b * KV + g) * (int64_t)T * D;
+  constexpr int BN = 32, KS = D / 16, NT = BN / 8, DT = D / 8;
+  __shared__ uint4 ks[BN * D / 8], vs[BN * D / 8];
+  const lg_attn_block bk = lg_attn_block_of(blk, H, S);
+  const int h = bk.head, g = h / (H / KV), r0 = bk.row0 + (int)threadIdx.x / 32 * 16;
+  const int64_t qrow = (bk.b * H + h) * (int64_t)S;
+  const LG_ATTN_T* kg = k + (bk.b * KV + g) * (int64_t)T * D;
+  const LG_ATTN_T* vg = v + (bk.b * KV + g) * (int64_t)T * D;
   const float log2e = 1.4426950408889634f, scale = 1.0f / sqrtf((float)D), sl2 = log2e * scale;
-  uint32_t qa[KS][4], da[KS][4]; /* A fragments of q and dO: (row gr, k lo), (gr + 8, lo), (gr, hi), (gr + 8, hi) */
-  for (int kk = 0; kk < KS; kk++)
-    for (int i = 0; i < 4; i++) {
-      const int row = r0 + gr + (i & 1) * 8, col = kk * 16 + tq * 2 + (i >> 1) * 8;
-      qa[kk][i] = row < S ? *reinterpret_cast<const uint32_t*>(q + (qrow + row) * D + col) : 0u;
-      da[kk][i] = row < S ? *reinterpret_cast<const uint32_t*>(dout + (qrow + row) * D + col) : 0u;
-    }
+  uint32_t qa[KS][4], da[KS][4];
+  lg_attn_frags<D>(qa, q + qrow * D, r0, S);
+  lg_attn_frags<D>(da, dout + qrow * D, r0, S);
   float lse2[2], delta[2];
   for (int i = 0; i < 2; i++) {
-    const int row = r0 + gr + i * 8;
+    const int row = r0 + lg_attn_row(2 * i);
     lse2[i] = row < S ? stats[(qrow + row) * 2] * log2e : 0.0f;
     delta[i] = row < S ? stats[(qrow + row) * 2 + 1] : 0.0f;
   }
   float dq[DT][4];
-  for (int dt = 0; dt < DT; dt++)
-    for (int e = 0; e < 4; e++) dq[dt][e] = 0.0f;
-  const int tend = causal ? (q0 + BM < T ? q0 + BM : T) : T;
+  lg_attn_zero(dq);
+  const int tend = causal ? (bk.row0 + LG_ATTN_ROWS < T ? bk.row0 + LG_ATTN_ROWS : T) : T;
   for (int t0 = 0; t0 < tend; t0 += BN) {
     __syncthreads();
-    for (int i = tid; i < BN * CH; i += LG_ATTN_TH) {
-      const int r = i / CH, c = i % CH, t = t0 + r, at = r * CH + (c ^ (r & SW));
-      const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
-      ks[at] = t < T ? *reinterpret_cast<const uint4*>(kg + (int64_t)t * D + c * 8) : zero;
-      vs[at] = t < T ? *reinterpret_cast<const uint4*>(vg + (int64_t)t * D + c * 8) : zero;
-    }
+    lg_attn_tile<D, BN>(ks, kg, t0, T);
+    lg_attn_tile<D, BN>(vs, vg, t0, T);
     __syncthreads();
     float s[NT][4], dp[NT][4];
-    for (int nt = 0; nt < NT; nt++)
-      for (int e = 0; e < 4; e++) s[nt][e] = 0.0f, dp[nt][e] = 0.0f;
-    for (int kk = 0; kk < KS; kk++)
-      for (int nt = 0; nt < NT; nt += 2) {
-        const int j = lane / 8, r = (nt + j / 2) * 8 + lane % 8, c = kk * 2 + j % 2;
-        uint32_t kb[4], vb[4];
-        lg_ldmatrix_x4(kb, &ks[r * CH + (c ^ (r & SW))]);
-        lg_ldmatrix_x4(vb, &vs[r * CH + (c ^ (r & SW))]);
-        for (int u = 0; u < 2; u++) {
-          const lg_mma_f32x4 x = LG_ATTN_MMA(qa[kk][0], qa[kk][1], qa[kk][2], qa[kk][3], kb[2 * u], kb[2 * u + 1],
-                                              s[nt + u][0], s[nt + u][1], s[nt + u][2], s[nt + u][3]);
-          const lg_mma_f32x4 y = LG_ATTN_MMA(da[kk][0], da[kk][1], da[kk][2], da[kk][3], vb[2 * u], vb[2 * u + 1],
-                                              dp[nt + u][0], dp[nt + u][1], dp[nt + u][2], dp[nt + u][3]);
-          for (int e = 0; e < 4; e++) s[nt + u][e] = x.x[e], dp[nt + u][e] = y.x[e];
-        }
-      }
+    lg_attn_zero(s);
+    lg_attn_zero(dp);
+    for (int kk = 0; kk < KS; kk++) {
+      lg_attn_mma_abt<D, NT>(s, qa[kk], ks, kk);
+      lg_attn_mma_abt<D, NT>(dp, da[kk], vs, kk);
+    }
     for (int nt = 0; nt < NT; nt++) /* dS = P (dP - delta) */
       for (int e = 0; e < 4; e++) {
-        const int row = r0 + gr + (e >> 1) * 8, col = t0 + nt * 8 + tq * 2 + (e & 1);
+        const int row = r0 + lg_attn_row(e), col = t0 + lg_attn_col(nt, e);
         const bool ok = col < T && !(causal && col > row);
         const float p = ok ? exp2f(s[nt][e] * sl2 - lse2[e >> 1]) : 0.0f;
         s[nt][e] = p * (dp[nt][e] - delta[e >> 1]);
       }
-    for (int j = 0; j < BN / 16; j++) {
-      const uint32_t a0 = LG_ATTN_PACK(s[2 * j][0], s[2 * j][1]), a1 = LG_ATTN_PACK(s[2 * j][2], s[2 * j][3]);
-      const uint32_t a2 = LG_ATTN_PACK(s[2 * j + 1][0], s[2 * j + 1][1]), a3 = LG_ATTN_PACK(s[2 * j + 1][2], s[2 * j + 1][3]);
-      for (int dt = 0; dt < DT; dt += 2) {
-        const int jj = lane / 8, r = j * 16 + (jj % 2) * 8 + lane % 8, c = dt + jj / 2;
-        uint32_t kb[4];
-        lg_ldmatrix_x4_trans(kb, &ks[r * CH + (c ^ (r & SW))]);
-        for (int u = 0; u < 2; u++) {
-          const lg_mma_f32x4 x = LG_ATTN_MMA(a0, a1, a2, a3, kb[2 * u], kb[2 * u + 1], dq[dt + u][0], dq[dt + u][1],
-                                              dq[dt + u][2], dq[dt + u][3]);
-          for (int e = 0; e < 4; e++) dq[dt + u][e] = x.x[e];
-        }
-      }
-    }
+    lg_attn_mma_pb<D, NT>(dq, s, ks);
   }
   for (int dt = 0; dt < DT; dt++)
     for (int e = 0; e < 4; e++) {
-      const int row = r0 + gr + (e >> 1) * 8, col = dt * 8 + tq * 2 + (e & 1);
-      if (row < S) out[(qrow + row) * D + col] = dq[dt][e] * scale;
+      const int row = r0 + lg_attn_row(e);
+      if (row < S) out[(qrow + row) * D + lg_attn_col(dt, e)] = dq[dt][e] * scale;
     }
 }
 template <int D>
 __device__ void lg_attention_dkv_tc(float* __restrict__ out, const LG_ATTN_T* __restrict__ q, const LG_ATTN_T* __restrict__ k,
                                     const LG_ATTN_T* __restrict__ v, const LG_ATTN_T* __restrict__ dout,
                                     const float* __restrict__ stats, int64_t blk, int H, int KV, int S, int T, bool causal) {
-  constexpr int BM = 64, BN = 32, CH = D / 8, SW = CH >= 8 ? 7 : CH - 1, KS = D / 16, NT = BN / 8, DT = D / 8;
-  __shared__ uint4 ks[BM * CH], vs[BM * CH], qs[BN * CH], dos[BN * CH];
-  const int tid = (int)threadIdx.x, warp = tid / 32, lane = tid % 32, gr = lane / 4, tq = lane % 4;
-  const int64_t nrb = (T + BM - 1) / BM, rb = blk % nrb, bg = blk / nrb, b = bg / KV;
-  const int g = (int)(bg % KV), rep = H / KV, t0 = (int)rb * BM, r0 = t0 + warp * 16;
-  const int64_t krow = (b * KV + g) * (int64_t)T;
+  constexpr int BN = 32, KS = D / 16, NT = BN / 8, DT = D / 8;
+  __shared__ uint4 ks[LG_ATTN_ROWS * D / 8], vs[LG_ATTN_ROWS * D / 8], qs[BN * D / 8], dos[BN * D / 8];
+  const lg_attn_block bk = lg_attn_block_of(blk, KV, T);
+  const int g = bk.head, rep = H / KV, w0 = (int)threadIdx.x / 32 * 16, r0 = bk.row0 + w0;
+  const int64_t krow = (bk.b * KV + g) * (int64_t)T;
   const float log2e = 1.4426950408889634f, scale = 1.0f / sqrtf((float)D), sl2 = log2e * scale;
-  const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
-  for (int i = tid; i < BM * CH; i += LG_ATTN_TH) {
-    const int r = i / CH, c = i % CH, t = t0 + r, at = r * CH + (c ^ (r & SW));
-    ks[at] = t < T ? *reinterpret_cast<const uint4*>(k + (krow + t) * D + c * 8) : zero;
-    vs[at] = t < T ? *reinterpret_cast<const uint4*>(v + (krow + t) * D + c * 8) : zero;
-  }
+  lg_attn_tile<D, LG_ATTN_ROWS>(ks, k + krow * D, bk.row0, T);
+  lg_attn_tile<D, LG_ATTN_ROWS>(vs, v + krow * D, bk.row0, T);
   float dk[DT][4], dv[DT][4];
-  for (int dt = 0; dt < DT; dt++)
-    for (int e = 0; e < 4; e++) dk[dt][e] = 0.0f, dv[dt][e] = 0.0f;
-  const int sbeg = causal ? t0 / BN * BN : 0; /* the first query tile that sees key t0 */
+  lg_attn_zero(dk);
+  lg_attn_zero(dv);
+  const int sbeg = causal ? bk.row0 / BN * BN : 0; /* the first query tile that sees the block's first key */
   for (int hj = 0; hj < rep; hj++) {
-    const int64_t qrow = (b * H + g * rep + hj) * (int64_t)S;
+    const int64_t qrow = (bk.b * H + g * rep + hj) * (int64_t)S;
     for (int q0 = sbeg; q0 < S; q0 += BN) {
       __syncthreads();
-      for (int i = tid; i < BN * CH; i += LG_ATTN_TH) {
-        const int r = i / CH, c = i % CH, s = q0 + r, at = r * CH + (c ^ (r & SW));
-        qs[at] = s < S ? *reinterpret_cast<const uint4*>(q + (qrow + s) * D + c * 8) : zero;
-        dos[at] = s < S ? *reinterpret_cast<const uint4*>(dout + (qrow + s) * D + c * 8) : zero;
-      }
+      lg_attn_tile<D, BN>(qs, q + qrow * D, q0, S);
+      lg_attn_tile<D, BN>(dos, dout + qrow * D, q0, S);
       __syncthreads();
-      float st[NT][4], dpt[NT][4]; /* S^T and dP^T: rows = this warp's keys, columns = the tile's queries */
-      for (int nt = 0; nt < NT; nt++)
-        for (int e = 0; e < 4; e++) st[nt][e] = 0.0f, dpt[nt][e] = 0.0f;
+      float st[NT][4], dpt[NT][4]; /* S^T and dP^T: rows = the warp's keys, columns = the tile's queries */
+      lg_attn_zero(st);
+      lg_attn_zero(dpt);
       for (int kk = 0; kk < KS; kk++) {
-        const int ja = lane / 8, ra = warp * 16 + (ja % 2) * 8 + lane % 8, ca = kk * 2 + ja / 2;
-        uint32_t ka[4], va[4]; /* A fragments of the warp's k and v rows */
-        lg_ldmatrix_x4(ka, &ks[ra * CH + (ca ^ (ra & SW))]);
-        lg_ldmatrix_x4(va, &vs[ra * CH + (ca ^ (ra & SW))]);
-        for (int nt = 0; nt < NT; nt += 2) {
-          const int j = lane / 8, r = (nt + j / 2) * 8 + lane % 8, c = kk * 2 + j % 2;
-          uint32_t qb[4], db[4];
-          lg_ldmatrix_x4(qb, &qs[r * CH + (c ^ (r & SW))]);
-          lg_ldmatrix_x4(db, &dos[r * CH + (c ^ (r & SW))]);
-          for (int u = 0; u < 2; u++) {
-            const lg_mma_f32x4 x = LG_ATTN_MMA(ka[0], ka[1], ka[2], ka[3], qb[2 * u], qb[2 * u + 1], st[nt + u][0],
-                                                st[nt + u][1], st[nt + u][2], st[nt + u][3]);
-            const lg_mma_f32x4 y = LG_ATTN_MMA(va[0], va[1], va[2], va[3], db[2 * u], db[2 * u + 1], dpt[nt + u][0],
-                                                dpt[nt + u][1], dpt[nt + u][2], dpt[nt + u][3]);
-            for (int e = 0; e < 4; e++) st[nt + u][e] = x.x[e], dpt[nt + u][e] = y.x[e];
-          }
-        }
+        uint32_t ka[4], va[4];
+        lg_attn_tile_frag<D>(ka, ks, w0, kk);
+        lg_attn_tile_frag<D>(va, vs, w0, kk);
+        lg_attn_mma_abt<D, NT>(st, ka, qs, kk);
+        lg_attn_mma_abt<D, NT>(dpt, va, dos, kk);
       }
       for (int nt = 0; nt < NT; nt++) /* P^T, and dS^T = P^T (dP^T - delta) */
         for (int e = 0; e < 4; e++) {
-          const int key = r0 + gr + (e >> 1) * 8, s = q0 + nt * 8 + tq * 2 + (e & 1);
+          const int key = r0 + lg_attn_row(e), s = q0 + lg_attn_col(nt, e);
           const bool ok = s < S && key < T && !(causal && key > s);
           const float p = ok ? exp2f(st[nt][e] * sl2 - stats[(qrow + s) * 2] * log2e) : 0.0f;
           dpt[nt][e] = ok ? p * (dpt[nt][e] - stats[(qrow + s) * 2 + 1]) : 0.0f;
           st[nt][e] = p;
         }
-      for (int j = 0; j < BN / 16; j++) { /* queries 16j..16j+15 */
-        const uint32_t p0 = LG_ATTN_PACK(st[2 * j][0], st[2 * j][1]), p1 = LG_ATTN_PACK(st[2 * j][2], st[2 * j][3]);
-        const uint32_t p2 = LG_ATTN_PACK(st[2 * j + 1][0], st[2 * j + 1][1]), p3 = LG_ATTN_PACK(st[2 * j + 1][2], st[2 * j + 1][3]);
-        const uint32_t d0 = LG_ATTN_PACK(dpt[2 * j][0], dpt[2 * j][1]), d1 = LG_ATTN_PACK(dpt[2 * j][2], dpt[2 * j][3]);
-        const uint32_t d2 = LG_ATTN_PACK(dpt[2 * j + 1][0], dpt[2 * j + 1][1]), d3 = LG_ATTN_PACK(dpt[2 * j + 1][2], dpt[2 * j + 1][3]);
-        for (int dt = 0; dt < DT; dt += 2) {
-          const int jj = lane / 8, r = j * 16 + (jj % 2) * 8 + lane % 8, c = dt + jj / 2;
-          uint32_t ob[4], qb[4];
-          lg_ldmatrix_x4_trans(ob, &dos[r * CH + (c ^ (r & SW))]);
-          lg_ldmatrix_x4_trans(qb, &qs[r * CH + (c ^ (r & SW))]);
-          for (int u = 0; u < 2; u++) {
-            const lg_mma_f32x4 x = LG_ATTN_MMA(p0, p1, p2, p3, ob[2 * u], ob[2 * u + 1], dv[dt + u][0], dv[dt + u][1],
-                                                dv[dt + u][2], dv[dt + u][3]);
-            const lg_mma_f32x4 y = LG_ATTN_MMA(d0, d1, d2, d3, qb[2 * u], qb[2 * u + 1], dk[dt + u][0], dk[dt + u][1],
-                                                dk[dt + u][2], dk[dt + u][3]);
-            for (int e = 0; e < 4; e++) dv[dt + u][e] = x.x[e], dk[dt + u][e] = y.x[e];
-          }
-        }
-      }
+      lg_attn_mma_pb<D, NT>(dv, st, dos);
+      lg_attn_mma_pb<D, NT>(dk, dpt, qs);
     }
   }
   for (int dt = 0; dt < DT; dt++)
     for (int e = 0; e < 4; e++) {
-      const int key = r0 + gr + (e >> 1) * 8, col = dt * 8 + tq * 2 + (e & 1);
+      const int key = r0 + lg_attn_row(e), col = lg_attn_col(dt, e);
       if (key < T) {
         out[(krow + key) * 2 * D + col] = dk[dt][e] * scale;
         out[(krow + key) * 2 * D + D + col] = dv[dt][e];
@@ -644,8 +618,8 @@ __device__ void lg_attention_dkv_tc(float* __restrict__ out, const LG_ATTN_T* __
 std::string attention_c_source(DType in) { return element_macros(in, false) + kAttentionC; }
 
 std::string attention_cuda_source(DType in) {
-  std::string src = element_macros(in, true) + kAttentionCuda;
-  return in == dtypes::float32 ? src : src + kAttentionCudaTc + kAttentionCudaTcGrad;
+  std::string src = element_macros(in, true) + kAttentionCudaCommon + kAttentionCuda;
+  return in == dtypes::float32 ? src : src + kAttentionCudaTc;
 }
 
 bool attention_uses_tensor_cores(const AttentionKernel& a, DType in) {
@@ -664,7 +638,6 @@ std::string attention_call(const Node& n, const std::function<std::string(const 
   s += "(";
   for (size_t i = 1; i < n.src.size(); i++) s += name_of(n.src[i]) + ", ";
   s += name_of(n.src[0]);
-  if (!cuda) s += str(", ", a.B, "ll");
   s += str(", ", a.H, ", ", a.KV, ", ", a.S, ", ", a.T);
   if (!cuda) s += str(", ", a.D, "ll");
   return s + str(", ", a.causal ? (cuda ? "true" : "1") : (cuda ? "false" : "0"), ");");
