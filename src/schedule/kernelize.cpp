@@ -228,8 +228,6 @@ std::string kernel_name(const Node& point, const NodeRef& ast) {
   return name;
 }
 
-// Slot pointers start at a multiple of this many bytes into their buffer (KernelizeResult::offsets).
-constexpr int64_t kSlotAlignBytes = 64;
 
 // Moves slot pointers into their buffers: each INDEX's base is the largest aligned element at or
 // below its smallest index; a slot whose INDEXes have one base starts there, and each further base

@@ -13,6 +13,9 @@
 
 namespace lg {
 
+// Slot pointers start at a multiple of this many bytes into their buffer (KernelizeResult::offsets).
+inline constexpr int64_t kSlotAlignBytes = 64;
+
 struct KernelizeResult {
   NodeRef ast;                   // SINK(STORE(...)), or SINK(ATTENTION(...))
   std::vector<NodeRef> buffers;  // BUFFER nodes by DEFINE_GLOBAL slot; [0] is the output

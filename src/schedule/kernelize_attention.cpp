@@ -6,22 +6,31 @@
 
 namespace lg {
 
-// A source of an attention point: the buffer it is read from. Realize points are read through
-// their buffer (or the run of one an ASSIGN wrote); other sources are whole-buffer views at element
-// 0 (fusion realizes every other source).
-static NodeRef source_buffer(const Node* s, const std::unordered_map<const Node*, NodeRef>& realized,
-                             std::vector<const Node*>& reads) {
+// Where a source of an attention point is read: its buffer and the element its rows start at.
+// Realize points are read through their buffer, or the run of one an ASSIGN wrote; other sources
+// are whole-buffer views (fusion realizes every other source). Kernels read whole 16-byte chunks:
+// a run must start at a slot boundary (KernelizeResult::offsets).
+struct SourceRead {
+  NodeRef buffer;
+  int64_t offset;
+};
+static SourceRead source_read(const Node* s, const std::unordered_map<const Node*, NodeRef>& realized,
+                              std::vector<const Node*>& reads) {
+  ElementRange r{};
   if (auto it = realized.find(s); it != realized.end()) {
     reads.push_back(s);
-    ElementRange r = element_range(it->second.get());
-    LG_CHECK(r.base->op == Op::BUFFER && r.offset == 0, "attention: a source realized into a run of a buffer");
-    return NodeRef::share(r.base);
+    r = element_range(it->second.get());
+  } else {
+    r = element_range(s);
+    LG_CHECK(r.base->op == Op::BUFFER && r.offset == 0 && is_contiguous_buffer_view(s),
+             "attention: a source is neither realized nor a whole buffer");
+    reads.push_back(r.base);
   }
-  ElementRange r = element_range(s);
-  LG_CHECK(r.base->op == Op::BUFFER && r.offset == 0 && is_contiguous_buffer_view(s),
-           "attention: a source is neither realized nor a whole buffer");
-  reads.push_back(r.base);
-  return NodeRef::share(r.base);
+  LG_CHECK(r.base->op == Op::BUFFER, "attention: a source realized into ", op_name(r.base->op));
+  LG_USER_CHECK(r.offset * static_cast<int64_t>(itemsize(s->dtype)) % kSlotAlignBytes == 0, "flash_attention: a source ",
+                "of ", s->numel(), " elements is an assign into a run of a buffer starting at element ", r.offset,
+                ", not at a multiple of ", kSlotAlignBytes, " bytes; read it through .contiguous()");
+  return {NodeRef::share(r.base), r.offset};
 }
 
 KernelizeResult kernelize_attention(const NodeRef& point, const NodeRef& out,
@@ -39,8 +48,12 @@ KernelizeResult kernelize_attention(const NodeRef& point, const NodeRef& out,
 
   KernelizeResult r;
   r.buffers.push_back(out);
-  for (const NodeRef& s : p.src) r.buffers.push_back(source_buffer(s.get(), realized, r.reads));
-  r.offsets.assign(r.buffers.size(), 0);
+  r.offsets.push_back(0);
+  for (const NodeRef& s : p.src) {
+    SourceRead read = source_read(s.get(), realized, r.reads);
+    r.buffers.push_back(read.buffer);
+    r.offsets.push_back(read.offset);
+  }
   std::vector<NodeRef> src{range(a.blocks(), 0, AxisType::LOOP)};
   for (size_t slot = 0; slot < r.buffers.size(); slot++)
     src.push_back(make(Op::DEFINE_GLOBAL, r.buffers[slot]->dtype.as_ptr(), {}, static_cast<int64_t>(slot)));

@@ -154,6 +154,27 @@ TEST(FlashAttention, NoBufferOfTheScoresSize) {
   EXPECT_GE(largest(composite(c, in)), scores_size);
 }
 
+// A source that an assign wrote into a run of a larger buffer is read in place (its slot pointer
+// moved to the run) when the run starts at a 64-byte boundary; elsewhere it is a user error that
+// says to read it through .contiguous(), which works.
+TEST(FlashAttention, ReadsASourceThatAnAssignWroteIntoARunOfABuffer) {
+  Case c{1, 2, 1, 8, 8, 16, false};
+  Inputs in = inputs(c);
+  int64_t n = c.B * c.KV * c.T * c.D;  // 128 float32: 512 bytes
+  Tensor want = composite(c, in);
+  for (int64_t at : {n, int64_t{3}}) {
+    Tensor flat = Tensor::zeros({at + n}, F32).contiguous().realize();
+    Tensor k = flat.slice(0, at, at + n).reshape(in.k.shape());
+    k.assign(in.k);
+    if (at * 4 % 64 == 0) {
+      expect_close(in.q.flash_attention(k, in.v, false).to_doubles(), want.to_doubles(), 2e-6, "assigned run");
+    } else {
+      EXPECT_THROW(in.q.flash_attention(k, in.v, false).realize(), Error);
+      expect_close(in.q.flash_attention(k.contiguous(), in.v, false).to_doubles(), want.to_doubles(), 2e-6, "copied run");
+    }
+  }
+}
+
 TEST(FlashAttention, BadShapesAndDtypesAreUserErrors) {
   Tensor q = input({1, 4, 8, 16}, F32, 1), k = input({1, 2, 8, 16}, F32, 2);
   EXPECT_THROW(q.flash_attention(k, k.reshape({1, 2, 16, 8}), false), Error);     // v is not k's shape
