@@ -8,7 +8,8 @@ Shape attention_shape(Op op, const std::vector<NodeRef>& src, int64_t flags) {
   const Shape& q = src[0]->shape;
   const Shape& k = src[1]->shape;
   LG_CHECK(q.size() == 4 && k.size() == 4 && src[2]->shape == k, "attention: q, k, v are not (B, H, S, D), (B, KV, T, D) x2");
-  LG_CHECK(q[0] == k[0] && q[3] == k[3] && k[1] > 0 && q[1] % k[1] == 0, "attention: q ", q.size(), "-d and k do not match");
+  LG_CHECK(q[0] == k[0] && q[3] == k[3] && k[1] > 0 && q[1] % k[1] == 0,
+           "attention: q and k differ in batch or head dim, or the query heads are not a multiple of the kv heads");
   LG_CHECK(!(flags & kAttentionCausal) || q[2] == k[2], "attention: causal with S != T");
   LG_CHECK(is_float(src[0]->dtype) && src[1]->dtype == src[0]->dtype && src[2]->dtype == src[0]->dtype,
            "attention: q, k, v are not of one float dtype");

@@ -93,8 +93,6 @@ bool is_widening_cast(const Node* n) {
          (n->src[0]->dtype == dtypes::bfloat16 || n->src[0]->dtype == dtypes::float16);
 }
 
-// Whether every user of node i reads it inside its own kernel (no SINK, COPY, ASSIGN or SCATTER_ADD
-// that needs this very node's buffer).
 bool is_attention(Op op) { return op == Op::FLASH_ATTENTION || op == Op::FLASH_ATTENTION_GRAD; }
 
 // A view of a whole buffer, row-major from its element 0: what an attention kernel can read as is.
@@ -103,6 +101,8 @@ bool is_whole_buffer(const Node* n) {
   return r.base->op == Op::BUFFER && r.offset == 0 && is_contiguous_buffer_view(n);
 }
 
+// Whether every user of node i reads it inside its own kernel (no SINK, COPY, ASSIGN, SCATTER_ADD
+// or attention kernel that needs this very node's buffer).
 bool only_fused_users(const UserMap& um, int i) {
   for (int u : um.users[i]) {
     Op op = um.order[u]->op;

@@ -228,7 +228,6 @@ std::string kernel_name(const Node& point, const NodeRef& ast) {
   return name;
 }
 
-
 // Moves slot pointers into their buffers: each INDEX's base is the largest aligned element at or
 // below its smallest index; a slot whose INDEXes have one base starts there, and each further base
 // of the same buffer (a kernel reading a layer's weight and, far away in the same flat buffer, its

@@ -67,6 +67,7 @@ Tensor Tensor::flash_attention(const Tensor& k, const Tensor& v, bool causal) co
   LG_USER_CHECK(k.size(0) == B && k.size(3) == D, "flash_attention: k ", shape_of(k), " does not match q ", shape_of(*this),
                 " in batch or head dim");
   LG_USER_CHECK(KV > 0 && H % KV == 0, "flash_attention: ", H, " query heads are not a multiple of ", KV, " kv heads");
+  LG_USER_CHECK(T > 0 && D > 0, "flash_attention: needs at least one key and a head dim, got k ", shape_of(k));
   LG_USER_CHECK(!causal || S == T, "flash_attention: causal attention needs as many keys as queries, got S ", S, ", T ", T);
   LG_USER_CHECK(is_float(dtype()) && k.dtype() == dtype() && v.dtype() == dtype(), "flash_attention: q, k, v must share ",
                 "one float dtype, got ", name(dtype()), ", ", name(k.dtype()), ", ", name(v.dtype()));

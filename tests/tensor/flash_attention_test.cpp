@@ -182,6 +182,8 @@ TEST(FlashAttention, BadShapesAndDtypesAreUserErrors) {
   EXPECT_THROW(q.flash_attention(input({1, 2, 9, 16}, F32, 2), input({1, 2, 9, 16}, F32, 3), true), Error);   // causal, S != T
   EXPECT_THROW(q.flash_attention(k.cast(dtypes::bfloat16), k.cast(dtypes::bfloat16), false), Error);         // dtypes differ
   EXPECT_THROW(q.reshape({4, 8, 16}).flash_attention(k, k, false), Error);                                    // rank
+  Tensor none = Tensor::zeros({1, 2, 0, 16}, F32);
+  EXPECT_THROW(q.flash_attention(none, none, false), Error);  // no keys
 }
 
 }  // namespace
