@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "apps/commands.h"
+#include "bench/device_attention.h"
 #include "bench/device_matmul.h"
 #include "dist/launch.h"
 #include "bench/allreduce_bench.h"
@@ -71,6 +72,20 @@ void add_bench_command(CLI::App& app) {
   mm->add_flag("--bt", m->b_transposed, "b is a transposed N x N matrix (x @ W^T, as a Linear layer multiplies)");
   mm->add_flag("--at", m->a_transposed, "a is a transposed N x N matrix (dY^T @ X, as a weight gradient multiplies)");
   mm->callback([m] { bench::run_device_matmul(*m); });
+  auto at = std::make_shared<bench::DeviceAttentionOptions>();
+  auto* atc = bench->add_subcommand(
+      "attention", "fused attention vs matmul + softmax on a device (CUDA bf16, llama3.1-8b's heads by default): ms and TFLOP/s");
+  atc->add_option("--device", at->device, "device to run on")->capture_default_str();
+  atc->add_option("--dtype", at->dtype, "bf16, fp16 or fp32")->capture_default_str();
+  atc->add_option("--batch", at->batch, "batch size")->capture_default_str();
+  atc->add_option("--heads", at->heads, "query heads")->capture_default_str();
+  atc->add_option("--kv-heads", at->kv_heads, "key/value heads (dividing --heads)")->capture_default_str();
+  atc->add_option("--head-dim", at->head_dim, "head dim")->capture_default_str();
+  atc->add_option("--seq", at->seqs, "sequence lengths (default 2048,8192)")->delimiter(',');
+  atc->add_option("--repeats", at->repeats, "runs per timed run")->capture_default_str();
+  atc->add_flag("!--no-causal", at->causal, "attend to every key (default: causal)");
+  atc->add_flag("!--fused-only", at->matmul, "skip the matmul + softmax path (it stores S x S scores)");
+  atc->callback([at] { bench::run_device_attention(*at); });
 
   auto ar = std::make_shared<bench::AllreduceBenchOptions>();
   auto* arc = bench->add_subcommand(

@@ -12,7 +12,8 @@
 #   tests/lg_tensor_tests (stripped), lib/ and kernel-cache/. The cache holds the bf16 matmuls of
 #   gpu_check.sh (4096 and 8192; a @ b, a @ W^T, a^T @ b; the default and each --also setting) and
 #   the llama3.1-8b step cut to --layers (default 2) at each --seq length (default 8192,2048), with
-#   --flash also the step with FLASH_ATTENTION=1 at the first --seq (gpu_check.sh --flash). The
+#   --flash also the step with FLASH_ATTENTION=1 and the attention bench at the first --seq
+#   (gpu_check.sh --flash). The
 #   op harness is not pre-compiled (its kernels are small; NVRTC compiles them on the GPU machine).
 #   CUDA_ARCH (default sm_90) is the target.
 set -euo pipefail
@@ -76,5 +77,7 @@ if [[ $flash == 1 ]]; then
   FLASH_ATTENTION=1 DEVICE=CUDANULL "$out/lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "${seqs%%,*}" \
     --batch 1 --dtype bf16 --synthetic --steps 2 --eval-samples 1 >/dev/null
   echo "llama3.1-8b step, $layers layers, seq ${seqs%%,*}, FLASH_ATTENTION=1: done"
+  "$out/lazygrad" bench attention --device CUDANULL --dtype bf16 --seq "${seqs%%,*}" --repeats 1 >/dev/null
+  echo "attention layer, seq ${seqs%%,*}: done"
 fi
 echo "$(find "$out/kernel-cache" -type f | wc -l) cached kernels, $(du -sh "$out" | cut -f1) in $out"

@@ -29,10 +29,12 @@
 #               H200's dense bf16 peak, 989 TFLOP/s; the same step in PyTorch when available
 #               (tools/gpu_check_torch_step.py, the PyTorch twin's model on the GPU); with --flash
 #               also the step with FLASH_ATTENTION=1 (fused attention, docs/gpu.md) at the first
-#               --seq, 120 s
+#               --seq, 120 s, and one attention layer of llama3.1-8b at that sequence: lazygrad bench
+#               attention (fused, and matmul + softmax) against PyTorch's
+#               scaled_dot_product_attention (60 + 30 s)
 # Time limits: build 240 s (skipped with --no-build), harness 120, matmul 3 x 30 + 30, lazygrad step
 # 120 for the first sequence and 60 for a shorter one, PyTorch step 60: at most 8 minutes after the
-# build; --beam adds 3 x 60, each --also 3 x 30, --flash 120.
+# build; --beam adds 3 x 60, each --also 3 x 30, --flash 210.
 #
 # Environment: CUDA_PATH (default /usr/local/cuda), CUDA_ARCH (default: the GPU's), FLASH_ATTENTION=1
 # (the llama step with fused attention, docs/gpu.md; the table's step row names which it ran).
@@ -158,7 +160,36 @@ done
 
 # The same step with the fused attention, at the first sequence of --seq (it stores no S x S scores).
 flash_seq=${seqs%%,*} flash_tok_s="" flash_mfu="" flash_why=""
+declare -A attn
 if [[ $flash == 1 ]]; then
+  say "attention layer (llama3.1-8b heads), seq $flash_seq, bf16: fused, matmul + softmax, PyTorch SDPA"
+  while read -r line; do
+    echo "$line" >>"$log"
+    [[ $line =~ path=([a-z]+)\ .*step_tflops=([0-9.]+)\ check=(ok|none) ]] && attn[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+  done < <(DEVICE=CUDA timeout 60 "$lazygrad" bench attention --device CUDA --dtype bf16 --seq "$flash_seq" 2>>"$log")
+  if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    attn[torch]=$(timeout 30 python3 - "$flash_seq" <<'EOF' 2>>"$log"
+import sys, torch
+import torch.nn.functional as F
+B, H, KV, S, D = 1, 32, 8, int(sys.argv[1]), 128
+q = torch.randn(B, H, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+k = torch.randn(B, KV, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+v = torch.randn(B, KV, S, D, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+def step():
+    try:
+        o = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+    except TypeError:  # before PyTorch 2.5: repeat the kv heads
+        o = F.scaled_dot_product_attention(q, k.repeat_interleave(H // KV, 1), v.repeat_interleave(H // KV, 1), is_causal=True)
+    o.float().sum().backward()
+for _ in range(2): step()
+s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+s.record()
+for _ in range(5): step()
+e.record(); torch.cuda.synchronize()
+print(f"{3.5 * 4 * B * H * S * S * D * 0.5 / (s.elapsed_time(e) / 5 / 1e3) / 1e12:.2f}")
+EOF
+)
+  fi
   say "llama3.1-8b training step, $layers layers, seq $flash_seq, bf16, FLASH_ATTENTION=1"
   FLASH_ATTENTION=1 DEVICE=CUDA timeout 120 "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$flash_seq" \
     --batch 1 --dtype bf16 --synthetic --steps 4 --eval-samples 2 --peak-tflops "$peak" >"$train_out" 2>&1
@@ -206,6 +237,8 @@ attention="matmul+softmax attention"; [[ ${FLASH_ATTENTION:-0} != 0 ]] && attent
 echo "| llama3.1-8b, $layers layers, seq $seq, bf16, $attention: tokens/s | ${tok_s:-n/a (rc $train_rc)} | $torch_tok_s (PyTorch) | $(ratio "${tok_s:-}" "${torch_tok_s//[^0-9.]/}") |"
 echo "| same: MFU (peak $peak TFLOP/s) | ${mfu:-n/a} | ${torch_mfu:-} | |"
 if [[ $flash == 1 ]]; then
+  echo "| attention fwd+bwd, seq $flash_seq, fused (TFLOP/s) | ${attn[fused]:-n/a} | ${attn[torch]:-n/a} (SDPA) | $(ratio "${attn[fused]:-}" "${attn[torch]:-}") |"
+  echo "| attention fwd+bwd, seq $flash_seq, matmul + softmax (TFLOP/s) | ${attn[matmul]:-n/a} | ${attn[torch]:-n/a} (SDPA) | $(ratio "${attn[matmul]:-}" "${attn[torch]:-}") |"
   echo "| llama3.1-8b, $layers layers, seq $flash_seq, bf16, FLASH_ATTENTION=1: tokens/s | ${flash_tok_s:-n/a ($flash_why)} | | |"
   echo "| same: MFU (peak $peak TFLOP/s) | ${flash_mfu:-n/a} | | |"
 fi
