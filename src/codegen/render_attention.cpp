@@ -374,10 +374,11 @@ __device__ void lg_attention_dkv(float* __restrict__ out, const LG_ATTN_T* __res
 //        fragments by ldmatrix from the block's tiles), dV += P^T dO, dK += dS^T q
 // Shared memory at head dim 128: 32 KiB (fwd), 16 KiB (dq), 48 KiB (dkv).
 constexpr const char* kAttentionCudaTc = R"CU(
-/* Chunk c of row r of a tile of D-wide rows. */
+/* Chunk c of row r of a tile of D-wide rows: the XOR stays inside the row when its chunks are a
+   multiple of 8 or a power of two; other widths are not swizzled. */
 template <int D> __device__ __forceinline__ int lg_attn_at(int r, int c) {
-  constexpr int SW = D / 8 >= 8 ? 7 : D / 8 - 1;
-  return r * (D / 8) + (c ^ (r & SW));
+  constexpr int CH = D / 8, SW = CH % 8 == 0 ? 7 : (CH & (CH - 1)) == 0 ? CH - 1 : 0;
+  return r * CH + (c ^ (r & SW));
 }
 /* Rows row0..row0+R-1 of src into a tile; zeros past limit. */
 template <int D, int R>

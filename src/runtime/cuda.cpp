@@ -135,7 +135,8 @@ class CudaAllocator : public Allocator {
       s = a.cuMemAlloc(&p, size);
     }
     LG_USER_CHECK(s != kCuErrorOutOfMemory, name_, " is out of memory allocating ", size, " bytes (",
-                  cu_error_text(s), "); use a smaller batch, sequence or model");
+                  cu_error_text(s), "); use a smaller batch, sequence or model (or, for long sequences, ",
+                  "FLASH_ATTENTION=1: attention that stores no S x S scores)");
     cu_check(s, "cuMemAlloc");
     return p;
   }

@@ -87,6 +87,7 @@ const Case kCases[] = {
     {2, 2, 1, 9, 35, 8, false, dtypes::float16},     // more keys than queries, a partial key tile
     {1, 2, 1, 70, 70, 16, true, dtypes::bfloat16},   // two row blocks (64 + 6), two 64-key tensor-core tiles
     {1, 2, 2, 20, 130, 64, false, dtypes::float16},  // three 64-key tiles, tensor cores at head dim 64
+    {1, 2, 1, 24, 24, 48, true, dtypes::bfloat16},   // 6 chunks of 16 bytes per row: tiles not swizzled
 };
 
 TEST(AttentionCuda, EmulatedKernelsMatchTheCKernels) {
