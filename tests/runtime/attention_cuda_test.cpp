@@ -112,13 +112,13 @@ TEST(AttentionCuda, EmulatedKernelsMatchTheCKernels) {
     }
 }
 
-// The kernels at the Llama head dims, every kind and dtype, compile for sm_90 and sm_80 (ptxas
-// refuses more than 48 KiB of static shared memory).
+// The kernels at the Llama head dims, every kind and dtype (float32: the CUDA-core kernels),
+// compile for sm_90 and sm_80 (ptxas refuses more than 48 KiB of static shared memory).
 TEST(AttentionCuda, NvrtcCompilesEveryKindAtTheLlamaHeadDims) {
   std::string why;
   if (!nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
   for (int64_t d : {64L, 128L})
-    for (DType t : {dtypes::bfloat16, dtypes::float16})
+    for (DType t : {dtypes::bfloat16, dtypes::float16, dtypes::float32})  // tensor cores, and CUDA cores
       for (auto [op, flags] : {std::pair{Op::FLASH_ATTENTION, kAttentionCausal}, {Op::FLASH_ATTENTION_GRAD, kAttentionCausal},
                                {Op::FLASH_ATTENTION_GRAD, kAttentionCausal | kAttentionGradKV}}) {
         Schedule s = attention_schedule({1, 4, 2, 16, 16, d, true, t}, op, flags);
