@@ -8,6 +8,7 @@
 
 #include "base/error.h"
 #include "runtime/device.h"
+#include "tensor/jit.h"
 #include "tensor/tensor.h"
 
 namespace lg::bench {
@@ -65,27 +66,30 @@ struct Timing {
   Tensor out;
 };
 
-// Mean seconds per forward, and per forward plus the gradients of q, k and v.
-Timing time_path(const std::function<Tensor()>& forward, const Tensor& q, const Tensor& k, const Tensor& v, int repeats) {
+// Mean seconds per forward, and per forward plus the gradients of q, k and v, each captured by a
+// Jit and replayed (no scheduling on the host inside the timed runs; tensor/jit.h).
+Timing time_path(const std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>& forward, const Tensor& q,
+                 const Tensor& k, const Tensor& v, int repeats) {
   auto wait = [](const Tensor& x) { x.reshape({-1}).shrink({{0, 1}}).to_doubles(); };
-  auto step = [&] {
-    std::vector<Tensor> g = Tensor::gradients(forward().cast(dtypes::float32).sum(), {q, k, v});
-    Tensor::realize(g);
-    return g[0];
+  auto mean_s = [&](Jit& fn) {
+    Tensor last;
+    for (int i = 0; i < 2; i++) last = fn({q, k, v})[0];  // eager (compiles), then captured
+    wait(last);
+    auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < repeats; i++) last = fn({q, k, v})[0];
+    wait(last);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / repeats;
   };
+  Jit fwd([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{forward(in[0], in[1], in[2]).realize()}; });
+  Jit step([&](const std::vector<Tensor>& in) {
+    std::vector<Tensor> g = Tensor::gradients(forward(in[0], in[1], in[2]).cast(dtypes::float32).sum(), in);
+    Tensor::realize(g);
+    return g;
+  });
   Timing t;
-  t.out = forward().realize();  // compiles
-  wait(t.out);
-  auto t0 = std::chrono::steady_clock::now();
-  for (int i = 0; i < repeats; i++) t.out = forward().realize();
-  wait(t.out);
-  t.fwd_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / repeats;
-  wait(step());  // compiles
-  t0 = std::chrono::steady_clock::now();
-  Tensor last;
-  for (int i = 0; i < repeats; i++) last = step();
-  wait(last);
-  t.step_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / repeats;
+  t.fwd_s = mean_s(fwd);
+  t.out = fwd({q, k, v})[0].contiguous().realize();
+  t.step_s = mean_s(step);
   return t;
 }
 
@@ -117,8 +121,8 @@ void run_device_attention(const DeviceAttentionOptions& o) {
       if (!fused && !o.matmul) continue;
       std::string head = str("attention ", o.device, " ", o.dtype, " B=", s.B, " H=", s.H, " KV=", s.KV, " S=", S, " D=",
                              s.D, " causal=", o.causal ? "yes" : "no", " path=", path);
-      std::function<Tensor()> forward = [&, fused] {
-        return fused ? q.flash_attention(k, v, o.causal) : matmul_attention(q, k, v, s, o.causal);
+      auto forward = [&, fused](const Tensor& qi, const Tensor& ki, const Tensor& vi) {
+        return fused ? qi.flash_attention(ki, vi, o.causal) : matmul_attention(qi, ki, vi, s, o.causal);
       };
       Timing tm;
       try {

@@ -11,8 +11,9 @@
 // output). A path that fails (out of memory at long sequences, say) prints why and the bench goes on.
 // check: the fused output at 16 sampled rows against a float64 computation from the inputs read
 // back (a FAIL exits non-zero); the matmul path's output against the fused one.
-// Runs on a GPU are asynchronous: each timed run is `repeats` back-to-back runs followed by a read
-// of one element, which waits for all of them.
+// Each path is captured by a Jit (tensor/jit.h) and replayed, so the host schedules nothing inside
+// the timed runs. Runs on a GPU are asynchronous: each timed run is `repeats` back-to-back replays
+// followed by a read of one element, which waits for all of them.
 #include <cstdint>
 #include <string>
 #include <vector>
