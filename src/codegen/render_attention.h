@@ -2,8 +2,8 @@
 // The hand-written attention kernels: the ATTENTION op (ir/ops.def, ir/attention.h) as C (CPU, and
 // the CUDACHECK values) and as CUDA. Each renders one block of its kernel per call, 64 rows:
 //   Forward  64 query rows of one (b, h): scores against every key (up to the block's last row,
-//            causal), an online softmax (running max and sum per row), the weighted sum of v;
-//            writes the rows' outputs and log-sum-exps
+//            causal), their softmax (CUDA: online, a running max and sum per row; C: two passes),
+//            the weighted sum of v; writes the rows' outputs and log-sum-exps
 //   GradQ    64 query rows: recomputes P = exp(x - L) from the stats, dS = P (dO.v - delta),
 //            dQ = dS k / sqrt(D)
 //   GradKV   64 key rows of one (b, kv head), over the query heads that share it and the queries
