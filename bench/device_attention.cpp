@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "bench/device_dtype.h"
 #include "runtime/device.h"
 #include "tensor/jit.h"
 #include "tensor/tensor.h"
@@ -61,14 +62,14 @@ struct Reference {
   }
 };
 
-struct Timing {
+struct PathTiming {
   double fwd_s = 0, step_s = 0;
   Tensor out;
 };
 
 // Mean seconds per forward, and per forward plus the gradients of q, k and v, each captured by a
 // Jit and replayed (no scheduling on the host inside the timed runs; tensor/jit.h).
-Timing time_path(const std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>& forward, const Tensor& q,
+PathTiming time_path(const std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>& forward, const Tensor& q,
                  const Tensor& k, const Tensor& v, int repeats) {
   auto wait = [](const Tensor& x) { x.reshape({-1}).shrink({{0, 1}}).to_doubles(); };
   auto mean_s = [&](Jit& fn) {
@@ -86,7 +87,7 @@ Timing time_path(const std::function<Tensor(const Tensor&, const Tensor&, const 
     Tensor::realize(g);
     return g;
   });
-  Timing t;
+  PathTiming t;
   t.fwd_s = mean_s(fwd);
   t.out = fwd({q, k, v})[0].contiguous().realize();
   t.step_s = mean_s(step);
@@ -96,10 +97,7 @@ Timing time_path(const std::function<Tensor(const Tensor&, const Tensor&, const 
 }  // namespace
 
 void run_device_attention(const DeviceAttentionOptions& o) {
-  DType t = o.dtype == "bf16"   ? dtypes::bfloat16
-            : o.dtype == "fp16" ? dtypes::float16
-            : o.dtype == "fp32" ? dtypes::float32
-                                : (user_error("bench attention: --dtype must be bf16, fp16 or fp32, got ", o.dtype), dtypes::float32);
+  DType t = device_bench_dtype(o.dtype, "attention");
   LG_USER_CHECK(o.repeats >= 1, "bench attention: --repeats must be at least 1");
   LG_USER_CHECK(o.batch >= 1 && o.kv_heads >= 1 && o.heads % o.kv_heads == 0 && o.head_dim >= 1,
                 "bench attention: needs --batch, --kv-heads, --head-dim >= 1 and --heads a multiple of --kv-heads");
@@ -124,7 +122,7 @@ void run_device_attention(const DeviceAttentionOptions& o) {
       auto forward = [&, fused](const Tensor& qi, const Tensor& ki, const Tensor& vi) {
         return fused ? qi.flash_attention(ki, vi, o.causal) : matmul_attention(qi, ki, vi, s, o.causal);
       };
-      Timing tm;
+      PathTiming tm;
       try {
         tm = time_path(forward, q, k, v, o.repeats);
       } catch (const Error& e) {

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "base/error.h"
+#include "bench/device_dtype.h"
 #include "codegen/opt.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
@@ -52,10 +53,7 @@ static Check check_product(const Tensor& a, const Tensor& b, const Tensor& out, 
 }
 
 void run_device_matmul(const DeviceMatmulOptions& o) {
-  DType t = o.dtype == "bf16"   ? dtypes::bfloat16
-            : o.dtype == "fp16" ? dtypes::float16
-            : o.dtype == "fp32" ? dtypes::float32
-                                : (user_error("bench matmul: --dtype must be bf16, fp16 or fp32, got ", o.dtype), dtypes::float32);
+  DType t = device_bench_dtype(o.dtype, "matmul");
   LG_USER_CHECK(o.repeats >= 1, "bench matmul: --repeats must be at least 1");
   for (int64_t n : o.sizes) {
     LG_USER_CHECK(n >= 1, "bench matmul: sizes must be positive, got ", n);
