@@ -156,11 +156,12 @@ constexpr const char* kAttentionCudaCommon = R"CU(
 #define LG_ATTN_WARPS (LG_ATTN_TH / 32)
 #define LG_ATTN_NEG_INF __int_as_float(0xff800000u)
 /* The block of `blk`: its batch, head (kv head for dK/dV) and first row; `heads` per batch, `rows`
-   per head. */
+   per head. last_first: the head's row blocks from the last (causal query blocks: the last see
+   the most keys, and the grid starts the longest blocks first). */
 struct lg_attn_block { int64_t b; int head, row0; };
-__device__ __forceinline__ lg_attn_block lg_attn_block_of(int64_t blk, int heads, int rows) {
-  const int64_t nrb = (rows + LG_ATTN_ROWS - 1) / LG_ATTN_ROWS, bh = blk / nrb;
-  return {bh / heads, (int)(bh % heads), (int)(blk % nrb) * LG_ATTN_ROWS};
+__device__ __forceinline__ lg_attn_block lg_attn_block_of(int64_t blk, int heads, int rows, bool last_first) {
+  const int64_t nrb = (rows + LG_ATTN_ROWS - 1) / LG_ATTN_ROWS, bh = blk / nrb, rb = blk % nrb;
+  return {bh / heads, (int)(bh % heads), (int)(last_first ? nrb - 1 - rb : rb) * LG_ATTN_ROWS};
 }
 )CU";
 
@@ -195,7 +196,7 @@ __device__ void lg_attention_fwd(float* __restrict__ out, const LG_ATTN_T* __res
   __shared__ float ms[LG_ATTN_R], ls[LG_ATTN_R], cs[LG_ATTN_R];
   constexpr int kOut = (LG_ATTN_R * D + LG_ATTN_TH - 1) / LG_ATTN_TH; /* output elements per thread */
   const int tid = (int)threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const lg_attn_block bk = lg_attn_block_of(blk, H, S);
+  const lg_attn_block bk = lg_attn_block_of(blk, H, S, causal);
   const int h = bk.head, g = h / (H / KV);
   const LG_ATTN_T* qh = q + (bk.b * H + h) * (int64_t)S * D;
   const LG_ATTN_T* kg = k + (bk.b * KV + g) * (int64_t)T * D;
@@ -255,7 +256,7 @@ __device__ void lg_attention_dq(float* __restrict__ out, const LG_ATTN_T* __rest
   __shared__ float dss[LG_ATTN_R][LG_ATTN_BT];
   constexpr int kOut = (LG_ATTN_R * D + LG_ATTN_TH - 1) / LG_ATTN_TH;
   const int tid = (int)threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const lg_attn_block bk = lg_attn_block_of(blk, H, S);
+  const lg_attn_block bk = lg_attn_block_of(blk, H, S, causal);
   const int h = bk.head, g = h / (H / KV);
   const int64_t qrow = (bk.b * H + h) * (int64_t)S;
   const LG_ATTN_T* kg = k + (bk.b * KV + g) * (int64_t)T * D;
@@ -307,7 +308,7 @@ __device__ void lg_attention_dkv(float* __restrict__ out, const LG_ATTN_T* __res
   __shared__ float ps[LG_ATTN_R][LG_ATTN_BT], dss[LG_ATTN_R][LG_ATTN_BT], lses[LG_ATTN_BT], deltas[LG_ATTN_BT];
   constexpr int kOut = (LG_ATTN_R * D + LG_ATTN_TH - 1) / LG_ATTN_TH;
   const int tid = (int)threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const lg_attn_block bk = lg_attn_block_of(blk, KV, T);
+  const lg_attn_block bk = lg_attn_block_of(blk, KV, T, false);
   const int g = bk.head, rep = H / KV;
   const int64_t krow = (bk.b * KV + g) * (int64_t)T;
   const float scale = 1.0f / sqrtf((float)D);
@@ -448,7 +449,7 @@ __device__ void lg_attention_fwd_tc(float* __restrict__ out, const LG_ATTN_T* __
                                     const LG_ATTN_T* __restrict__ v, int64_t blk, int H, int KV, int S, int T, bool causal) {
   constexpr int BN = 64, KS = D / 16, NT = BN / 8, DT = D / 8;
   __shared__ uint4 ks[BN * D / 8], vs[BN * D / 8];
-  const lg_attn_block bk = lg_attn_block_of(blk, H, S);
+  const lg_attn_block bk = lg_attn_block_of(blk, H, S, causal);
   const int h = bk.head, g = h / (H / KV), r0 = bk.row0 + (int)threadIdx.x / 32 * 16;
   const LG_ATTN_T* kg = k + (bk.b * KV + g) * (int64_t)T * D;
   const LG_ATTN_T* vg = v + (bk.b * KV + g) * (int64_t)T * D;
@@ -513,7 +514,7 @@ __device__ void lg_attention_dq_tc(float* __restrict__ out, const LG_ATTN_T* __r
                                    const float* __restrict__ stats, int64_t blk, int H, int KV, int S, int T, bool causal) {
   constexpr int BN = 32, KS = D / 16, NT = BN / 8, DT = D / 8;
   __shared__ uint4 ks[BN * D / 8], vs[BN * D / 8];
-  const lg_attn_block bk = lg_attn_block_of(blk, H, S);
+  const lg_attn_block bk = lg_attn_block_of(blk, H, S, causal);
   const int h = bk.head, g = h / (H / KV), r0 = bk.row0 + (int)threadIdx.x / 32 * 16;
   const int64_t qrow = (bk.b * H + h) * (int64_t)S;
   const LG_ATTN_T* kg = k + (bk.b * KV + g) * (int64_t)T * D;
@@ -564,7 +565,7 @@ __device__ void lg_attention_dkv_tc(float* __restrict__ out, const LG_ATTN_T* __
                                     const float* __restrict__ stats, int64_t blk, int H, int KV, int S, int T, bool causal) {
   constexpr int BN = 32, KS = D / 16, NT = BN / 8, DT = D / 8;
   __shared__ uint4 ks[LG_ATTN_ROWS * D / 8], vs[LG_ATTN_ROWS * D / 8], qs[BN * D / 8], dos[BN * D / 8];
-  const lg_attn_block bk = lg_attn_block_of(blk, KV, T);
+  const lg_attn_block bk = lg_attn_block_of(blk, KV, T, false);
   const int g = bk.head, rep = H / KV, w0 = (int)threadIdx.x / 32 * 16, r0 = bk.row0 + w0;
   const int64_t krow = (bk.b * KV + g) * (int64_t)T;
   const float log2e = 1.4426950408889634f, scale = 1.0f / sqrtf((float)D), sl2 = log2e * scale;
