@@ -259,7 +259,11 @@ GpuKnobs GpuKnobs::defaults(bool tensor_cores) {
 std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled, const GpuKnobs& knobs) {
   LG_CHECK(knobs.block_threads >= 32 && knobs.block_threads <= kGpuMaxThreads, "GPU block of ", knobs.block_threads,
            " threads");
-  if (is_attention_kernel(scheduled)) return {{OptKind::GLOBAL, 0}};  // one GPU block per kernel block
+  if (is_attention_kernel(scheduled)) {  // one GPU block per kernel block; tensor cores where the device has them
+    std::vector<Opt> opts{{OptKind::GLOBAL, 0}};
+    if (knobs.tensor_cores) opts.push_back({OptKind::TC, 0, 0});
+    return opts;
+  }
   if (knobs.tensor_cores)
     if (std::optional<std::vector<Opt>> tc = tc_heuristic_opts(scheduled, knobs.tc)) return *tc;
   // Axes are numbered as apply_opts sees them: after lower_kernel's "initial symbolic" (which

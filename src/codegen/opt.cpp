@@ -7,6 +7,7 @@
 #include "codegen/block_mma.h"
 #include "codegen/smem.h"
 #include "codegen/tensor_core.h"
+#include "ir/attention.h"
 #include "ir/build.h"
 #include "ir/graph.h"
 #include "ir/scalar.h"
@@ -123,7 +124,16 @@ static NodeRef pad_axis(const NodeRef& ast, const NodeRef& r, int64_t amount) {
   return rewrite(k, pm, {.name = "pad axis"});
 }
 
+// Opt TC on an attention kernel (ir/attention.h): its CUDA kernel may use tensor cores.
+static NodeRef attention_on_tensor_cores(const NodeRef& ast) {
+  const NodeRef& a = ast->src[0];
+  AttentionKernel k = AttentionKernel::from_arg(a->get_arg<Shape>());
+  k.tensor_cores = true;
+  return make(Op::SINK, dtypes::void_, {make(Op::ATTENTION, a->dtype, a->src, k.arg())});
+}
+
 static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
+  if (o.kind == OptKind::TC && is_attention_kernel(ast)) return attention_on_tensor_cores(ast);
   if (o.kind == OptKind::TC) return apply_tensor_core(ast, o.axis, o.amount);  // axis: the matmul, amount: lane runs
   if (o.kind == OptKind::SMEM) return stage_tc_operands(ast);
   if (o.kind == OptKind::BLOCK_MMA) return apply_block_mma(ast, o.axis, o.amount);  // axis: the matmul, amount: the tiling

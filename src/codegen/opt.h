@@ -31,7 +31,8 @@
 //   TC     c  s   tensor cores (codegen/tensor_core.h): the matmul's m, n, k axes (candidate c of
 //                 tc_candidates) are split by the mma tile (16, 8, 16), the tile becomes a warp's 32
 //                 lanes (a LOCAL range) and WMMA nodes; m/16, n/8 and k/16 stay axes for more Opts.
-//                 s: lane runs of s mma steps (k/(16s) stays; 0: the PTX order of k)
+//                 s: lane runs of s mma steps (k/(16s) stays; 0: the PTX order of k). On an
+//                 attention kernel (ir/attention.h): its CUDA kernels may use tensor cores
 //   SMEM   -  -   after TC (the last Opt): each k step, the block's threads copy the A and B tiles of
 //                 the block into shared memory together, and the mma fragments are read from there
 //                 (codegen/smem.h)

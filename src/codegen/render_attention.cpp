@@ -625,7 +625,7 @@ std::string attention_cuda_source(DType in) {
 }
 
 bool attention_uses_tensor_cores(const AttentionKernel& a, DType in) {
-  return in != dtypes::float32 && a.D % 16 == 0;
+  return a.tensor_cores && in != dtypes::float32 && a.D % 16 == 0;
 }
 
 std::string attention_call(const Node& n, const std::function<std::string(const NodeRef&)>& name_of, bool cuda) {

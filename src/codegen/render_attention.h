@@ -8,8 +8,8 @@
 //            dQ = dS k / sqrt(D)
 //   GradKV   64 key rows of one (b, kv head), over the query heads that share it and the queries
 //            that see them: dV = P^T dO, dK = dS^T q / sqrt(D)
-// CUDA: 128 threads per block (kAttentionThreads). With 16-bit inputs and a head dim that is a
-// multiple of 16 all three run on tensor cores (mma.sync, FlashAttention-2's structure; P and dS
+// CUDA: 128 threads per block (kAttentionThreads). With tensor cores (Opt TC), 16-bit inputs and
+// a head dim that is a multiple of 16 all three run on tensor cores (mma.sync, FlashAttention-2's structure; P and dS
 // are rounded to the input dtype as mma operands). Otherwise float32 CUDA cores, 8 rows per pass:
 // tiles of 32 keys (queries for GradKV) widened to float32 in shared memory, one lane per key for
 // the scores, the outputs spread over the block's threads. Head dims up to 128
@@ -29,8 +29,9 @@ inline constexpr int64_t kAttentionCudaMaxDim = 128;
 std::string attention_c_source(DType in);
 std::string attention_cuda_source(DType in);
 
-// Whether the CUDA kernel of a (inputs of dtype in) runs on tensor cores: 16-bit inputs and a head
-// dim that is a multiple of 16 (lg_attention_{fwd,dq,dkv}_tc).
+// Whether the CUDA kernel of a (inputs of dtype in) runs on tensor cores: Opt TC marked it (the
+// device has them), 16-bit inputs and a head dim that is a multiple of 16
+// (lg_attention_{fwd,dq,dkv}_tc).
 bool attention_uses_tensor_cores(const AttentionKernel& a, DType in);
 
 // The statement that runs an ATTENTION node's block; name_of: how the renderer refers to a value.

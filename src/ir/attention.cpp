@@ -34,11 +34,13 @@ const char* AttentionKernel::label() const {
   return "?";
 }
 
-Shape AttentionKernel::arg() const { return {static_cast<int64_t>(kind), B, H, KV, S, T, D, causal ? 1 : 0}; }
+Shape AttentionKernel::arg() const {
+  return {static_cast<int64_t>(kind), B, H, KV, S, T, D, causal ? 1 : 0, tensor_cores ? 1 : 0};
+}
 
 AttentionKernel AttentionKernel::from_arg(const Shape& a) {
-  LG_CHECK(a.size() == 8 && a[0] >= 0 && a[0] <= 2, "ATTENTION arg of ", a.size(), " entries");
-  return {static_cast<AttentionKind>(a[0]), a[1], a[2], a[3], a[4], a[5], a[6], a[7] != 0};
+  LG_CHECK(a.size() == 9 && a[0] >= 0 && a[0] <= 2, "ATTENTION arg of ", a.size(), " entries");
+  return {static_cast<AttentionKind>(a[0]), a[1], a[2], a[3], a[4], a[5], a[6], a[7] != 0, a[8] != 0};
 }
 
 }  // namespace lg

@@ -22,6 +22,7 @@ struct AttentionKernel {
   AttentionKind kind = AttentionKind::Forward;
   int64_t B = 0, H = 0, KV = 0, S = 0, T = 0, D = 0;
   bool causal = false;
+  bool tensor_cores = false;  // set by Opt TC (GPU heuristic: CUDA, sm_80 and later, TC=1)
 
   int64_t heads() const { return kind == AttentionKind::GradKV ? KV : H; }
   int64_t row_blocks() const { return ((kind == AttentionKind::GradKV ? T : S) + kRows - 1) / kRows; }

@@ -90,26 +90,38 @@ const Case kCases[] = {
     {1, 2, 1, 24, 24, 48, true, dtypes::bfloat16},   // 6 chunks of 16 bytes per row: tiles not swizzled
 };
 
+// One kernel of case c as emulated CUDA against the C program, with or without tensor cores.
+void expect_emulation_matches(const Case& c, Op op, int64_t flags, bool tensor_cores) {
+  Schedule s = attention_schedule(c, op, flags | (c.causal ? kAttentionCausal : 0));
+  const ScheduleItem& item = s.items.at(0);
+  std::vector<Opt> opts = gpu_heuristic_opts(item.ast, tensor_cores);
+  LinearProgram p = lower_kernel(item.ast, item.name, opts);
+  AttentionKernel a = AttentionKernel::from_arg(apply_opts(item.ast, opts)->src[0]->get_arg<Shape>());
+  EXPECT_EQ(a.tensor_cores, tensor_cores) << item.name;
+  bool tc = attention_uses_tensor_cores(a, c.t);
+  EXPECT_EQ(tc, CudaRenderer().render(p).find(str("lg_attention_", a.label(), "_tc<")) != std::string::npos) << item.name;
+  std::vector<float> want = run(p, item, Run::CProgram);
+  std::vector<float> got = run(p, item, Run::EmulatedCuda);
+  std::vector<double> wd(want.begin(), want.end());
+  // tensor cores: P and dS are rounded to the 16-bit dtype as mma operands (ir/ops.def)
+  tc_testing::expect_close(got, wd, tc ? 8e-3 : 1e-5, item.name);
+  double norm = 0;
+  for (float x : want) norm += std::abs(x);
+  EXPECT_GT(norm, 0.0) << item.name << ": an all-zero output checks nothing";
+}
+
+constexpr std::pair<Op, int64_t> kKinds[] = {
+    {Op::FLASH_ATTENTION, 0}, {Op::FLASH_ATTENTION_GRAD, 0}, {Op::FLASH_ATTENTION_GRAD, kAttentionGradKV}};
+
+// Every case as the CUDA heuristic of a GPU with tensor cores (sm_80 and later) schedules it.
 TEST(AttentionCuda, EmulatedKernelsMatchTheCKernels) {
   for (const Case& c : kCases)
-    for (auto [op, flags] : {std::pair{Op::FLASH_ATTENTION, 0L}, {Op::FLASH_ATTENTION_GRAD, 0L},
-                             {Op::FLASH_ATTENTION_GRAD, kAttentionGradKV}}) {
-      flags |= c.causal ? kAttentionCausal : 0;
-      Schedule s = attention_schedule(c, op, flags);
-      const ScheduleItem& item = s.items.at(0);
-      LinearProgram p = lower_kernel(item.ast, item.name, gpu_heuristic_opts(item.ast, true));
-      AttentionKernel a = AttentionKernel::from_arg(s.items[0].ast->src[0]->get_arg<Shape>());
-      bool tc = attention_uses_tensor_cores(a, c.t);
-      EXPECT_EQ(tc, CudaRenderer().render(p).find(str("lg_attention_", a.label(), "_tc<")) != std::string::npos) << item.name;
-      std::vector<float> want = run(p, item, Run::CProgram);
-      std::vector<float> got = run(p, item, Run::EmulatedCuda);
-      std::vector<double> wd(want.begin(), want.end());
-      // tensor cores: P and dS are rounded to the 16-bit dtype as mma operands (ir/ops.def)
-      tc_testing::expect_close(got, wd, tc ? 8e-3 : 1e-5, item.name);
-      double norm = 0;
-      for (float x : want) norm += std::abs(x);
-      EXPECT_GT(norm, 0.0) << item.name << ": an all-zero output checks nothing";
-    }
+    for (auto [op, flags] : kKinds) expect_emulation_matches(c, op, flags, true);
+}
+
+// Without tensor cores (TC=0, or a GPU before sm_80) 16-bit inputs go to the CUDA-core kernels.
+TEST(AttentionCuda, WithoutTensorCoresSixteenBitInputsUseTheCudaCoreKernels) {
+  for (auto [op, flags] : kKinds) expect_emulation_matches(kCases[1], op, flags, false);
 }
 
 // The kernels at the Llama head dims, every kind and dtype (float32: the CUDA-core kernels),
