@@ -82,8 +82,7 @@ std::vector<float> run(const LinearProgram& p, const ScheduleItem& item, Run how
 }
 
 const Case kCases[] = {
-    {1, 2, 2, 13, 13, 16, false, dtypes::float32},   // a partial row block
-    {1, 4, 2, 40, 40, 32, true, dtypes::bfloat16},   // grouped queries, causal over two key tiles
+    {1, 4, 2, 40, 40, 32, true, dtypes::bfloat16},   // a partial row block, grouped queries, causal over two key tiles
     {2, 2, 1, 9, 35, 8, false, dtypes::float16},     // more keys than queries, a partial key tile
     {1, 2, 1, 70, 70, 16, true, dtypes::bfloat16},   // two row blocks (64 + 6), two 64-key tensor-core tiles
     {1, 2, 2, 20, 130, 64, false, dtypes::float16},  // three 64-key tiles, tensor cores at head dim 64
@@ -119,9 +118,10 @@ TEST(AttentionCuda, EmulatedKernelsMatchTheCKernels) {
     for (auto [op, flags] : kKinds) expect_emulation_matches(c, op, flags, true);
 }
 
-// Without tensor cores (TC=0, or a GPU before sm_80) 16-bit inputs go to the CUDA-core kernels.
+// Without tensor cores (TC=0, or a GPU before sm_80) 16-bit inputs go to the CUDA-core kernels (the
+// float32 ones differ only in how an element is read).
 TEST(AttentionCuda, WithoutTensorCoresSixteenBitInputsUseTheCudaCoreKernels) {
-  for (auto [op, flags] : kKinds) expect_emulation_matches(kCases[1], op, flags, false);
+  for (auto [op, flags] : kKinds) expect_emulation_matches(kCases[0], op, flags, false);
 }
 
 // The kernels at the Llama head dims, every kind and dtype (float32: the CUDA-core kernels),

