@@ -369,11 +369,14 @@ __device__ void lg_attention_dkv(float* __restrict__ out, const LG_ATTN_T* __res
 //        (a lane holds 16 values of two rows; a row's maximum is combined over the 4 lanes of its
 //        quad, its sum only at the end), O += P v with P (rounded to the input dtype) as the A
 //        operand: an accumulator tile pair is an A fragment. Scores in units of log2 (exp2).
+//        The tiles arrive by cp.async, each while the other is in use: v's while S and the
+//        softmax are computed, the next k's while O += P v is.
 //   dq   q and dO fragments in registers; per 32 keys: S, dP = dO v^T, dS = P (dP - delta) with
-//        P = exp2(S - L), dQ += dS k
+//        P = exp2(S - L), dQ += dS k. Two stages of k and v tiles: the next keys' copy (cp.async)
+//        runs while this tile's are used.
 //   dkv  per 32 queries of each query head of the kv head: S^T = k q^T, dP^T = v dO^T (k and v
 //        fragments by ldmatrix from the block's tiles), dV += P^T dO, dK += dS^T q
-// Shared memory at head dim 128: 32 KiB (fwd), 16 KiB (dq), 48 KiB (dkv).
+// Shared memory at head dim 128: 32 KiB (fwd), 32 KiB (dq), 48 KiB (dkv).
 constexpr const char* kAttentionCudaTc = R"CU(
 /* Chunk c of row r of a tile of D-wide rows: the XOR stays inside the row when its chunks are a
    multiple of 8 or a power of two; other widths are not swizzled. */
@@ -387,6 +390,17 @@ __device__ __forceinline__ void lg_attn_tile(uint4* tile, const LG_ATTN_T* src, 
   for (int i = (int)threadIdx.x; i < R * (D / 8); i += LG_ATTN_TH) {
     const int r = i / (D / 8), c = i % (D / 8), t = row0 + r;
     tile[lg_attn_at<D>(r, c)] = t < limit ? *reinterpret_cast<const uint4*>(src + (int64_t)t * D + c * 8) : make_uint4(0u, 0u, 0u, 0u);
+  }
+}
+/* lg_attn_tile by cp.async (sm_80 and later): rows before limit are copied when the caller's
+   commit and wait say so; rows past it are zeros stored at once. */
+template <int D, int R>
+__device__ __forceinline__ void lg_attn_tile_async(uint4* tile, const LG_ATTN_T* src, int row0, int limit) {
+  for (int i = (int)threadIdx.x; i < R * (D / 8); i += LG_ATTN_TH) {
+    const int r = i / (D / 8), c = i % (D / 8), t = row0 + r;
+    uint4* dst = &tile[lg_attn_at<D>(r, c)];
+    if (t < limit) lg_cp_async16(dst, src + (int64_t)t * D + c * 8);
+    else *dst = make_uint4(0u, 0u, 0u, 0u);
   }
 }
 /* A fragments of rows row0..row0+15 of src from global memory, per 16 columns: (row gr, k lo),
@@ -460,11 +474,13 @@ __device__ void lg_attention_fwd_tc(float* __restrict__ out, const LG_ATTN_T* __
   float o[DT][4];
   lg_attn_zero(o);
   const int tend = causal ? (bk.row0 + LG_ATTN_ROWS < T ? bk.row0 + LG_ATTN_ROWS : T) : T;
+  if (tend > 0) lg_attn_tile_async<D, BN>(ks, kg, 0, T);
+  lg_cp_async_commit();
   for (int t0 = 0; t0 < tend; t0 += BN) {
-    __syncthreads(); /* the previous tile is used up */
-    lg_attn_tile<D, BN>(ks, kg, t0, T);
-    lg_attn_tile<D, BN>(vs, vg, t0, T);
-    __syncthreads();
+    lg_cp_async_wait<0>(); /* this thread's part of the k tile */
+    __syncthreads();       /* every thread's; and every warp is done with the previous v tile */
+    lg_attn_tile_async<D, BN>(vs, vg, t0, T);
+    lg_cp_async_commit();
     float s[NT][4];
     lg_attn_zero(s);
     for (int kk = 0; kk < KS; kk++) lg_attn_mma_abt<D, NT>(s, qa[kk], ks, kk);
@@ -491,6 +507,10 @@ __device__ void lg_attention_fwd_tc(float* __restrict__ out, const LG_ATTN_T* __
       }
     for (int dt = 0; dt < DT; dt++)
       for (int e = 0; e < 4; e++) o[dt][e] *= corr[e >> 1];
+    lg_cp_async_wait<0>(); /* the v tile */
+    __syncthreads();       /* every thread's; and every warp is done with the k tile */
+    if (t0 + BN < tend) lg_attn_tile_async<D, BN>(ks, kg, t0 + BN, T);
+    lg_cp_async_commit();
     lg_attn_mma_pb<D, NT>(o, s, vs);
   }
   for (int i = 0; i < 2; i++) {
@@ -513,7 +533,7 @@ __device__ void lg_attention_dq_tc(float* __restrict__ out, const LG_ATTN_T* __r
                                    const LG_ATTN_T* __restrict__ v, const LG_ATTN_T* __restrict__ dout,
                                    const float* __restrict__ stats, int64_t blk, int H, int KV, int S, int T, bool causal) {
   constexpr int BN = 32, KS = D / 16, NT = BN / 8, DT = D / 8;
-  __shared__ uint4 ks[BN * D / 8], vs[BN * D / 8];
+  __shared__ uint4 kst[2][BN * D / 8], vst[2][BN * D / 8]; /* stage (t0 / BN) % 2 holds keys t0.. */
   const lg_attn_block bk = lg_attn_block_of(blk, H, S, causal);
   const int h = bk.head, g = h / (H / KV), r0 = bk.row0 + (int)threadIdx.x / 32 * 16;
   const int64_t qrow = (bk.b * H + h) * (int64_t)S;
@@ -532,11 +552,21 @@ __device__ void lg_attention_dq_tc(float* __restrict__ out, const LG_ATTN_T* __r
   float dq[DT][4];
   lg_attn_zero(dq);
   const int tend = causal ? (bk.row0 + LG_ATTN_ROWS < T ? bk.row0 + LG_ATTN_ROWS : T) : T;
+  if (tend > 0) {
+    lg_attn_tile_async<D, BN>(kst[0], kg, 0, T);
+    lg_attn_tile_async<D, BN>(vst[0], vg, 0, T);
+  }
+  lg_cp_async_commit();
   for (int t0 = 0; t0 < tend; t0 += BN) {
-    __syncthreads();
-    lg_attn_tile<D, BN>(ks, kg, t0, T);
-    lg_attn_tile<D, BN>(vs, vg, t0, T);
-    __syncthreads();
+    const int st = t0 / BN % 2;
+    lg_cp_async_wait<0>(); /* this thread's part of this stage */
+    __syncthreads();       /* every thread's; and every warp is done with the other stage */
+    if (t0 + BN < tend) {
+      lg_attn_tile_async<D, BN>(kst[st ^ 1], kg, t0 + BN, T);
+      lg_attn_tile_async<D, BN>(vst[st ^ 1], vg, t0 + BN, T);
+    }
+    lg_cp_async_commit();
+    const uint4 *ks = kst[st], *vs = vst[st];
     float s[NT][4], dp[NT][4];
     lg_attn_zero(s);
     lg_attn_zero(dp);

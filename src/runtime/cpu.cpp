@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <unordered_map>
@@ -122,12 +123,17 @@ bool on_path(const std::string& exe) {
 
 // clang (or gcc) from the command line; flags keep IEEE semantics (no contraction into FMA, no
 // fast-math) so results match the interpreter, and -fwrapv makes signed overflow wrap as the IR says.
+// The object is linked by `ld` itself when it is on the PATH: a kernel needs no C runtime start
+// files, and the compiler driver's link step (finding them and the default libraries) took about
+// 0.06 s of a kernel's 0.15 s build.
 class CCompiler : public Compiler {
  public:
   CCompiler() {
     cc_ = !config().cc.empty() ? config().cc : on_path("clang") ? "clang" : "gcc";
-    flags_ = "-O2 -march=native -mprefer-vector-width=512 -std=c11 -fPIC -shared -ffp-contract=off -fwrapv -fno-math-errno -fno-strict-aliasing";
-    if (config().debug >= 1) std::fprintf(stderr, "CPU compiler: %s %s\n", cc_.c_str(), flags_.c_str());
+    flags_ = "-O2 -march=native -mprefer-vector-width=512 -std=c11 -fPIC -ffp-contract=off -fwrapv -fno-math-errno -fno-strict-aliasing";
+    direct_link_ = on_path("ld");
+    if (config().debug >= 1)
+      std::fprintf(stderr, "CPU compiler: %s %s (linked by %s)\n", cc_.c_str(), flags_.c_str(), direct_link_ ? "ld" : cc_.c_str());
   }
 
   std::string key() const override { return cc_ + " " + flags_ + " " + version(); }
@@ -135,12 +141,15 @@ class CCompiler : public Compiler {
   std::vector<uint8_t> compile(const std::string& source) const override {
     char dir[] = "/tmp/lazygrad-cc-XXXXXX";
     LG_CHECK(mkdtemp(dir) != nullptr, "cannot create a temporary folder for the C compiler");
-    std::string d = dir, src = d + "/kernel.c", so = d + "/kernel.so", err = d + "/err.txt";
+    std::string d = dir, src = d + "/kernel.c", obj = d + "/kernel.o", so = d + "/kernel.so", err = d + "/err.txt";
     std::ofstream(src) << source;
-    std::string cmd = cc_ + " " + flags_ + " " + src + " -o " + so + " -lm 2> " + err;
+    std::string cmd = direct_link_ ? str(cc_, " ", flags_, " -c ", src, " -o ", obj, " 2> ", err, " && ld -shared ", obj,
+                                         " -o ", so, " -lm 2>> ", err)
+                                   : str(cc_, " ", flags_, " -shared ", src, " -o ", so, " -lm 2> ", err);
     int rc = std::system(cmd.c_str());
     std::string so_bytes = rc == 0 ? read_file_text(so) : "", msg = read_file_text(err);
-    std::system(("rm -rf " + d).c_str());
+    std::error_code ec;
+    std::filesystem::remove_all(d, ec);
     compiles++;
     if (rc != 0)
       internal_error(__FILE__, __LINE__, str("C compiler failed (", cmd, "):\n", msg, "\n--- source ---\n", source));
@@ -149,6 +158,7 @@ class CCompiler : public Compiler {
 
  private:
   std::string cc_, flags_;
+  bool direct_link_ = false;
   std::string version() const {
     static std::string v = [this] {
       FILE* p = popen((cc_ + " --version 2>&1").c_str(), "r");

@@ -17,12 +17,12 @@ namespace lg::testing_util {
 namespace {
 
 // Stands in for the CUDA prelude (codegen/render_cuda.cpp) and the CUDA built-ins the kernel uses.
-const char* const kHostShim = R"SHIM(#include <barrier>
+const char* const kHostShim = R"SHIM(#include <sys/mman.h>
+#include <ucontext.h>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <math.h>
-#include <thread>
 #include <utility>
 #include <vector>
 #define __global__
@@ -31,10 +31,13 @@ const char* const kHostShim = R"SHIM(#include <barrier>
 #define __launch_bounds__(n)
 #define __shared__ static
 struct lg_dim3 { unsigned x, y, z; };
-static thread_local lg_dim3 threadIdx, blockIdx;
-static lg_dim3 gridDim;
-static std::barrier<>* lg_barrier;
-static inline void __syncthreads() { lg_barrier->arrive_and_wait(); }
+// The block's threads are fibers on this one OS thread (lg_launch below): each runs until its next
+// barrier, then the next one runs, so a barrier is a context switch rather than a wake-up of
+// hundreds of OS threads (what made the emulated tests slow). threadIdx is the running fiber's.
+static lg_dim3 threadIdx, blockIdx, gridDim;
+static ucontext_t lg_scheduler;
+static ucontext_t* lg_fibers;
+static inline void __syncthreads() { swapcontext(&lg_fibers[threadIdx.x], &lg_scheduler); }
 // Every thread of the block calls it together (the renderer only shuffles in uniform code): each
 // publishes its value, then reads its xor partner's.
 static unsigned char lg_shuffle[1024 * 8];
@@ -125,14 +128,37 @@ static lg_mma_f32x4 (*const lg_mma_m16n8k16_bf16)(uint32_t, uint32_t, uint32_t, 
                                                  float, float) = lg_mma_warp<lg_bf16_to_f>;
 static lg_mma_f32x4 (*const lg_mma_m16n8k16_f16)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, float, float,
                                                 float, float) = lg_mma_warp<lg_f16_to_f>;
-// Block-tiled matmuls (codegen/render_block_mma.h): cp.async as a plain 16-byte copy (done at once,
-// so the commit and wait have nothing to do); ldmatrix.x4 per warp from the PTX ISA: every thread of
+// Asynchronous copies (block-tiled matmuls, codegen/render_block_mma.h; the attention kernels): as
+// late as the PTX ISA allows. cp.async reads its 16 source bytes at once but writes them into shared
+// memory only when a cp.async.wait_group that covers its group returns; until then the destination
+// holds 0xff bytes (a NaN in bf16 and fp16, as is any sum it enters). So a kernel that reads a tile
+// before waiting for it, or whose copy overwrites a stage another warp still reads, computes NaNs.
+// Copies not yet committed belong to no group: a wait does not complete them.
+struct lg_cp_async_copy { void* dst; unsigned char bytes[16]; };
+struct lg_cp_async_state { std::vector<lg_cp_async_copy> open; std::vector<std::vector<lg_cp_async_copy>> groups; };
+static lg_cp_async_state lg_cp_async[1024]; /* per thread of the block */
+static inline void lg_cp_async16(void* s, const void* g) {
+  lg_cp_async_copy c{s, {}};
+  std::memcpy(c.bytes, g, 16);
+  std::memset(s, 0xff, 16);
+  lg_cp_async[threadIdx.x].open.push_back(c);
+}
+static inline void lg_cp_async_commit() {
+  lg_cp_async_state& a = lg_cp_async[threadIdx.x];
+  a.groups.push_back(std::move(a.open));
+  a.open.clear();
+}
+template <int N> static inline void lg_cp_async_wait() {
+  std::vector<std::vector<lg_cp_async_copy>>& groups = lg_cp_async[threadIdx.x].groups;
+  size_t done = 0;
+  for (; groups.size() - done > (size_t)N; done++)
+    for (const lg_cp_async_copy& c : groups[done]) std::memcpy(c.dst, c.bytes, 16);
+  groups.erase(groups.begin(), groups.begin() + (long)done);
+}
+// ldmatrix.x4 per warp from the PTX ISA: every thread of
 // the block calls it together, each publishes its row address, then lane l of a warp takes from
 // matrix i (rows given by lanes 8i..8i+7) register i = elements (l/4, 2(l%4)) and (l/4, 2(l%4)+1),
 // or with .trans elements (2(l%4), l/4) and (2(l%4)+1, l/4), the first in the low half.
-static inline void lg_cp_async16(void* s, const void* g) { std::memcpy(s, g, 16); }
-static inline void lg_cp_async_commit() {}
-template <int N> static inline void lg_cp_async_wait() {}
 static const uint16_t* lg_ldmatrix_rows[1024];
 static void lg_ldmatrix_warp(uint32_t (&r)[4], const void* p, bool trans) {
   const unsigned me = threadIdx.x, warp = me / 32 * 32, lane = me % 32;
@@ -156,27 +182,51 @@ static inline void lg_ldmatrix_x4(uint32_t (&r)[4], const void* p) { lg_ldmatrix
 static inline void lg_ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) { lg_ldmatrix_warp(r, p, true); }
 )SHIM";
 
-// After the kernel: runs the grid one block at a time, each block as one thread per CUDA thread.
+// After the kernel: runs the grid one block at a time, each block's threads as fibers (ucontext)
+// on a 256 KiB stack each, in rounds: every unfinished thread runs to its next barrier (or its end),
+// thread 0 first, then the next round. A barrier is met when every unfinished thread has reached it.
 const char* const kLauncher = R"SHIM(
+static void** lg_args;
+static bool lg_done[1024];
 template <class... P, size_t... I>
 static void lg_call(void (*f)(P...), void** a, std::index_sequence<I...>) { f(static_cast<P>(a[I])...); }
 template <class... P>
 static void lg_run(void (*f)(P...), void** a) { lg_call(f, a, std::index_sequence_for<P...>{}); }
+static void lg_fiber() {
+  lg_run(lg_kernel, lg_args);
+  lg_done[threadIdx.x] = true;  /* then back to the scheduler (uc_link) */
+}
 extern "C" void lg_launch(unsigned gx, unsigned gy, unsigned bx, void** args) {
+  const size_t stack = 256 << 10;
+  char* stacks = (char*)mmap(nullptr, stack * bx, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (stacks == MAP_FAILED) abort();
+  std::vector<ucontext_t> fibers(bx);
+  lg_fibers = fibers.data();
+  lg_args = args;
   gridDim = {gx, gy, 1};
   for (unsigned by = 0; by < gy; by++)
     for (unsigned b = 0; b < gx; b++) {
-      std::barrier<> bar(bx);
-      lg_barrier = &bar;
-      std::vector<std::thread> threads;
-      for (unsigned t = 0; t < bx; t++)
-        threads.emplace_back([=] {
-          blockIdx = {b, by, 0};
-          threadIdx = {t, 0, 0};
-          lg_run(lg_kernel, args);
-        });
-      for (std::thread& t : threads) t.join();
+      blockIdx = {b, by, 0};
+      for (unsigned t = 0; t < bx; t++) {
+        getcontext(&fibers[t]);
+        fibers[t].uc_stack.ss_sp = stacks + stack * t;
+        fibers[t].uc_stack.ss_size = stack;
+        fibers[t].uc_link = &lg_scheduler;
+        makecontext(&fibers[t], lg_fiber, 0);
+        lg_done[t] = false;
+        lg_cp_async[t] = {};
+      }
+      for (bool running = true; running;) {
+        running = false;
+        for (unsigned t = 0; t < bx; t++)
+          if (!lg_done[t]) {
+            threadIdx = {t, 0, 0};
+            swapcontext(&lg_scheduler, &fibers[t]);
+            running = running || !lg_done[t];
+          }
+      }
     }
+  munmap(stacks, stack * bx);
 }
 )SHIM";
 

@@ -3,13 +3,14 @@
 // that CUDACHECK never executes (block and thread index math, grid padding, the shared-memory
 // combine of GROUPTOP, the store guard) run here with the launch geometry the CUDA device uses.
 //
-// How: the renderer's CUDA prelude is replaced by a host shim (threadIdx/blockIdx as thread-local
-// variables, __shared__ as static storage, __syncthreads as a std::barrier, warp shuffles through
-// a block-wide buffer, 16-bit floats as the C
-// prelude's bit arithmetic, mma.sync and ldmatrix per warp from the PTX ISA's fragment layouts, cp.async
-// as a plain copy), the file is compiled by the host C++ compiler into a shared object,
-// and each block runs as block[0] std::threads, one block after another (so static storage is the
-// block's shared memory). Slow and only for small kernels.
+// How: the renderer's CUDA prelude is replaced by a host shim (threadIdx/blockIdx as globals,
+// __shared__ as static storage, warp shuffles through a block-wide buffer, 16-bit floats as the C
+// prelude's bit arithmetic, mma.sync and ldmatrix per warp from the PTX ISA's fragment layouts,
+// cp.async written into shared memory only at the wait that covers it), the file is compiled by
+// the host C++ compiler into a shared object, and each block runs as block[0] fibers (ucontext) on
+// the calling thread, one block after another (so static storage is the block's shared memory):
+// each fiber runs to its next __syncthreads, then the next fiber, thread 0 first. Slow (every
+// emulated mma.sync and ldmatrix is two barriers) and only for small kernels.
 #include <string>
 #include <vector>
 
