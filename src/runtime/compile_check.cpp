@@ -65,7 +65,7 @@ class CompileCheckDevice : public Device {
   // record: every kernel's GPU source is recorded for a batch compile (HIPRECORD, runtime/hip_batch.h).
   CompileCheckDevice(std::string name, std::unique_ptr<Renderer> r, std::unique_ptr<Compiler> c, bool tensor_cores,
                      bool run, bool search, bool record = false)
-      : name_(std::move(name)), renderer_(std::move(r)), compiler_(std::move(c)), cpu_(make_cpu_device("CPU")),
+      : name_(std::move(name)), renderer_(std::move(r)), compiler_(std::move(c)), cpu_(make_checking_cpu_device("CPU")),
         tensor_cores_(tensor_cores), run_(run), search_(search), record_(record) {}
   const std::string& name() const override { return name_; }
   Allocator& allocator() override { return run_ ? cpu_->allocator() : null_memory_; }

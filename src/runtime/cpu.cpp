@@ -126,26 +126,35 @@ bool on_path(const std::string& exe) {
 // The object is linked by `ld` itself when it is on the PATH: a kernel needs no C runtime start
 // files, and the compiler driver's link step (finding them and the default libraries) took about
 // 0.06 s of a kernel's 0.15 s build.
+// Optimization: -O2, except that a checking device's sources of more than kCheckLargeSource bytes
+// build at -O0 (the flags otherwise alike, so the values are the same: IEEE semantics hold at every
+// level). Those are the C programs of GPU kernels whose every mma.sync is unrolled (about 300 KiB
+// of C took 6-25 s each at -O2 and 0.3 s at -O0); they only have to compute the right values.
+inline constexpr size_t kCheckLargeSource = 100 << 10;
 class CCompiler : public Compiler {
  public:
-  CCompiler() {
+  explicit CCompiler(bool checking) : checking_(checking) {
     cc_ = !config().cc.empty() ? config().cc : on_path("clang") ? "clang" : "gcc";
-    flags_ = "-O2 -march=native -mprefer-vector-width=512 -std=c11 -fPIC -ffp-contract=off -fwrapv -fno-math-errno -fno-strict-aliasing";
+    flags_ = "-march=native -mprefer-vector-width=512 -std=c11 -fPIC -ffp-contract=off -fwrapv -fno-math-errno -fno-strict-aliasing";
     direct_link_ = on_path("ld");
     if (config().debug >= 1)
-      std::fprintf(stderr, "CPU compiler: %s %s (linked by %s)\n", cc_.c_str(), flags_.c_str(), direct_link_ ? "ld" : cc_.c_str());
+      std::fprintf(stderr, "CPU compiler: %s -O2 %s (linked by %s)%s\n", cc_.c_str(), flags_.c_str(), direct_link_ ? "ld" : cc_.c_str(),
+                   checking_ ? str("; -O0 for sources over ", kCheckLargeSource, " bytes").c_str() : "");
   }
 
-  std::string key() const override { return cc_ + " " + flags_ + " " + version(); }
+  std::string key() const override {
+    return str(cc_, " ", flags_, checking_ ? str(" -O0 over ", kCheckLargeSource, " bytes, else") : "", " -O2 ", version());
+  }
 
   std::vector<uint8_t> compile(const std::string& source) const override {
     char dir[] = "/tmp/lazygrad-cc-XXXXXX";
     LG_CHECK(mkdtemp(dir) != nullptr, "cannot create a temporary folder for the C compiler");
     std::string d = dir, src = d + "/kernel.c", obj = d + "/kernel.o", so = d + "/kernel.so", err = d + "/err.txt";
     std::ofstream(src) << source;
-    std::string cmd = direct_link_ ? str(cc_, " ", flags_, " -c ", src, " -o ", obj, " 2> ", err, " && ld -shared ", obj,
-                                         " -o ", so, " -lm 2>> ", err)
-                                   : str(cc_, " ", flags_, " -shared ", src, " -o ", so, " -lm 2> ", err);
+    const char* opt = checking_ && source.size() > kCheckLargeSource ? "-O0" : "-O2";
+    std::string cmd = direct_link_ ? str(cc_, " ", opt, " ", flags_, " -c ", src, " -o ", obj, " 2> ", err, " && ld -shared ",
+                                         obj, " -o ", so, " -lm 2>> ", err)
+                                   : str(cc_, " ", opt, " ", flags_, " -shared ", src, " -o ", so, " -lm 2> ", err);
     int rc = std::system(cmd.c_str());
     std::string so_bytes = rc == 0 ? read_file_text(so) : "", msg = read_file_text(err);
     std::error_code ec;
@@ -157,6 +166,7 @@ class CCompiler : public Compiler {
   }
 
  private:
+  bool checking_;
   std::string cc_, flags_;
   bool direct_link_ = false;
   std::string version() const {
@@ -212,7 +222,7 @@ class CpuProgram : public Program {
 
 class CpuDevice : public Device {
  public:
-  explicit CpuDevice(std::string name) : name_(std::move(name)) {}
+  CpuDevice(std::string name, bool checking) : name_(std::move(name)), compiler_(checking) {}
   const std::string& name() const override { return name_; }
   Allocator& allocator() override { return alloc_; }
   const Renderer* renderer() const override { return &renderer_; }
@@ -231,7 +241,9 @@ class CpuDevice : public Device {
 
 }  // namespace
 
-std::unique_ptr<Device> make_cpu_device(const std::string& name) { return std::make_unique<CpuDevice>(name); }
+std::unique_ptr<Device> make_cpu_device(const std::string& name) { return std::make_unique<CpuDevice>(name, false); }
+
+std::unique_ptr<Device> make_checking_cpu_device(const std::string& name) { return std::make_unique<CpuDevice>(name, true); }
 
 size_t cpu_compiles() { return compiles.load(); }
 

@@ -11,6 +11,11 @@ namespace lg {
 
 std::unique_ptr<Device> make_cpu_device(const std::string& name);
 
+// The CPU device a compile-check device (runtime/compile_check.h) runs its kernels' C programs on:
+// the same, except that very large sources build at -O0 (the values are the same; the build is
+// what such a program costs, since most run once).
+std::unique_ptr<Device> make_checking_cpu_device(const std::string& name);
+
 // Number of times the C compiler ran in this process (cache misses).
 size_t cpu_compiles();
 

@@ -232,7 +232,7 @@ TEST(TensorCoreHeuristic, ASplitReductionUsesItsInnerAxisAsK) {
     args.buffers.push_back(buffer_memory(*buf).ptr);
     args.sizes.push_back(buf->numel());
   }
-  build_program(*make_cpu_device("CPU"), p).program->run(args);
+  build_program(*make_checking_cpu_device("CPU"), p).program->run(args);
   std::vector<double> want(M * N, 0.0);
   for (int64_t i = 0; i < M; i++)
     for (int64_t j = 0; j < N; j++)

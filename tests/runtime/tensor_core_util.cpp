@@ -133,7 +133,7 @@ void run_program(const LinearProgram& p, const ScheduleItem& item, Run how) {
   if (how == Run::EmulatedCuda) {
     testing_util::emulate_cuda(p, args.buffers);
   } else {
-    std::unique_ptr<Device> cpu = make_cpu_device("CPU");
+    std::unique_ptr<Device> cpu = make_checking_cpu_device("CPU");  // the C program as CUDACHECK builds it
     build_program(*cpu, p).program->run(args);
   }
 }
