@@ -10,24 +10,33 @@
 
 namespace lg {
 
-BuiltProgram build_program(Device& dev, const LinearProgram& prog) {
-  BuiltProgram out;
-  std::string source;
-  std::vector<uint8_t> binary;
+PendingProgram render_program(Device& dev, LinearProgram prog) {
+  PendingProgram p{std::move(prog), "", {}, false};
   if (const Renderer* r = dev.renderer()) {
-    source = r->render(prog);
-    if (config().debug >= 4) std::fprintf(stderr, "=== %s source ===\n%s\n", prog.name.c_str(), source.c_str());
-    std::string key = dev.compiler()->key() + "\n" + source;
-    if (auto hit = cache_get("kernels", key)) {
-      binary = std::move(*hit);
-    } else {
-      binary = dev.compiler()->compile(source);
-      out.compiled = true;
-      cache_put("kernels", key, binary);
-    }
+    p.source = r->render(p.prog);
+    if (config().debug >= 4) std::fprintf(stderr, "=== %s source ===\n%s\n", p.prog.name.c_str(), p.source.c_str());
+    if (auto hit = cache_get("kernels", dev.compiler()->key() + "\n" + p.source))
+      p.binary = std::move(*hit);
+    else
+      p.needs_compile = true;
   }
-  out.program = dev.load(prog, source, binary);
-  return out;
+  return p;
+}
+
+void compile_program(Device& dev, PendingProgram& p) {
+  if (!p.needs_compile || !p.binary.empty()) return;
+  p.binary = dev.compiler()->compile(p.source);
+  cache_put("kernels", dev.compiler()->key() + "\n" + p.source, p.binary);
+}
+
+BuiltProgram load_program(Device& dev, PendingProgram& p) {
+  compile_program(dev, p);
+  return {dev.load(p.prog, p.source, p.binary), p.needs_compile};
+}
+
+BuiltProgram build_program(Device& dev, const LinearProgram& prog) {
+  PendingProgram p = render_program(dev, prog);
+  return load_program(dev, p);
 }
 
 std::vector<Opt> choose_opts(Device& dev, const ScheduleItem& item) {

@@ -2,6 +2,8 @@
 // Turning a lowered kernel into a loaded Program on a device: render, compile through the disk
 // cache, load. Shared by realize (one program per kernel) and BEAM search (many candidates).
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "codegen/program.h"
 #include "runtime/device.h"
@@ -15,6 +17,20 @@ struct BuiltProgram {
 };
 
 BuiltProgram build_program(Device& dev, const LinearProgram& prog);
+
+// build_program in three steps, so that a schedule's new kernels compile several at once
+// (runtime/realize.cpp): render (the source, and the binary if the disk cache has it), compile
+// (the device's compiler, on any thread; the binary goes to the disk cache), load (on the caller's
+// thread: loading may need the device's context).
+struct PendingProgram {
+  LinearProgram prog;
+  std::string source;
+  std::vector<uint8_t> binary;
+  bool needs_compile = false;  // rendered source the disk cache did not have
+};
+PendingProgram render_program(Device& dev, LinearProgram prog);
+void compile_program(Device& dev, PendingProgram& p);
+BuiltProgram load_program(Device& dev, PendingProgram& p);
 
 // The Opts a kernel runs with on dev: none with NOOPT=1, BEAM search with BEAM=n (n > 0) where the
 // device has a search space for it (Device::beam_space), else the device's heuristic.

@@ -1,9 +1,12 @@
 #include "runtime/realize.h"
 
+#include <atomic>
 #include <chrono>
+#include <exception>
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -15,6 +18,7 @@
 #include "runtime/capture.h"
 #include "runtime/device.h"
 #include "runtime/program_build.h"
+#include "runtime/thread_pool.h"
 #include "runtime/transfer.h"
 #include "schedule/schedule.h"
 
@@ -30,21 +34,72 @@ std::mutex cache_mu;
 std::map<std::pair<std::string, const Node*>, CacheEntry> cache;
 size_t built = 0;
 
-std::shared_ptr<Program> program_for(Device& dev, const ScheduleItem& item) {
-  auto key = std::make_pair(dev.name(), item.ast.get());
-  {
-    std::lock_guard lock(cache_mu);
-    if (auto it = cache.find(key); it != cache.end()) return it->second.program;
-  }
-  LinearProgram prog = lower_kernel(item.ast, item.name, choose_opts(dev, item), dev.renderer() ? dev.renderer()->vector_lanes() : 0);
-  BuiltProgram b = build_program(dev, prog);
+bool has_program(Device& dev, const ScheduleItem& item) {
+  std::lock_guard lock(cache_mu);
+  return cache.count({dev.name(), item.ast.get()}) > 0;
+}
+
+PendingProgram render_for(Device& dev, const ScheduleItem& item) {
+  return render_program(dev, lower_kernel(item.ast, item.name, choose_opts(dev, item), dev.renderer() ? dev.renderer()->vector_lanes() : 0));
+}
+
+std::shared_ptr<Program> keep_program(Device& dev, const ScheduleItem& item, PendingProgram& pending) {
+  BuiltProgram b = load_program(dev, pending);
   if (config().debug >= 1 && dev.renderer())
     std::fprintf(stderr, "%s %s\n", b.compiled ? "compiled" : "cached  ", item.name.c_str());
   std::shared_ptr<Program> p = std::move(b.program);
   std::lock_guard lock(cache_mu);
   built++;
-  cache[key] = {item.ast, p};
+  cache[{dev.name(), item.ast.get()}] = {item.ast, p};
   return p;
+}
+
+std::shared_ptr<Program> program_for(Device& dev, const ScheduleItem& item) {
+  {
+    std::lock_guard lock(cache_mu);
+    if (auto it = cache.find({dev.name(), item.ast.get()}); it != cache.end()) return it->second.program;
+  }
+  PendingProgram pending = render_for(dev, item);
+  return keep_program(dev, item, pending);
+}
+
+// The programs of the schedule's kernels that have none yet, their compiles (disk cache misses)
+// run on the thread pool at once: a cold start of a training step (100-200 kernels at 0.1-1 s each)
+// waits for about 1/threads of the sum. Lowering, rendering and loading stay on this thread in
+// schedule order (they use the IR's tables, BEAM's timings and the device's context); only
+// Compiler::compile runs elsewhere. Not with BEAM, which times its candidates one at a time.
+void build_programs(const Schedule& s) {
+  if (config().beam > 0 || threads() < 2) return;
+  std::vector<std::pair<Device*, const ScheduleItem*>> items;
+  std::set<std::pair<std::string, const Node*>> seen;
+  for (const ScheduleItem& item : s.items) {
+    if (item.kind == ScheduleItem::Kind::Copy) continue;
+    Device& dev = get_device(item.buffers[0]->device_name());
+    if (dev.remote_rank() >= 0 || !dev.renderer() || has_program(dev, item)) continue;
+    if (seen.insert({dev.name(), item.ast.get()}).second) items.emplace_back(&dev, &item);
+  }
+  std::vector<PendingProgram> pending;
+  std::vector<size_t> to_compile;
+  for (auto& [dev, item] : items) {
+    pending.push_back(render_for(*dev, *item));
+    if (pending.back().needs_compile) to_compile.push_back(pending.size() - 1);
+  }
+  if (to_compile.size() >= 2) {
+    std::atomic<size_t> next{0};
+    std::mutex error_mu;
+    std::exception_ptr error;  // the first compile's exception (a user error), thrown here after all
+    parallel_for(threads(), [&](int64_t b, int64_t e) {
+      for (int64_t w = b; w < e; w++)  // each worker takes the next compile until none is left
+        for (size_t j; (j = next++) < to_compile.size();) try {
+            compile_program(*items[to_compile[j]].first, pending[to_compile[j]]);
+          } catch (...) {
+            std::lock_guard lock(error_mu);
+            if (!error) error = std::current_exception();
+          }
+    });
+    if (error) std::rethrow_exception(error);
+  }
+  for (size_t i = 0; i < items.size(); i++) keep_program(*items[i].first, *items[i].second, pending[i]);
 }
 
 // The memory of buffer b (null on another process's device, which holds none here).
@@ -110,6 +165,7 @@ KernelArgs kernel_args(const ScheduleItem& item, void* out) {
 std::vector<NodeRef> realize(const NodeRef& sink) {
   uint64_t first_new = next_buffer_uid();
   Schedule s = create_schedule(sink);
+  build_programs(s);
   std::vector<std::vector<const Node*>> release_after = release_points(s, first_new);
   for (size_t i = 0; i < s.items.size(); i++) {
     const ScheduleItem& item = s.items[i];

@@ -72,6 +72,31 @@ TEST(Cpu, DiskCacheHitsAfterTheFirstCompile) {
   config().cache = true;
 }
 
+// realize builds a schedule's new programs first, their compiles on the thread pool at once
+// (runtime/realize.cpp): each kernel compiled once, the values those of the interpreter, and a
+// second realize of the same graph compiles nothing. (Shapes no other test here uses: programs are
+// kept per kernel for the process.)
+std::vector<std::vector<float>> three_kernels(const std::string& device) {
+  NodeRef a = input(device, {13, 11}, 0.5f), b = input(device, {11, 7}, 0.25f);
+  NodeRef sink = make(Op::SINK, dtypes::void_,
+                      {matmul(a, b), make(Op::REDUCE_AXIS, a->dtype, {a}, ReduceArg{Op::MAX, {1}}), a * a + a});
+  std::vector<std::vector<float>> out;
+  for (const NodeRef& v : realize(sink)) out.push_back(values(v));
+  return out;
+}
+
+TEST(Cpu, AScheduleCompilesItsNewKernelsTogetherAndEachOnce) {
+  CacheDir dir;
+  size_t compiles = cpu_compiles(), built = programs_built();
+  std::vector<std::vector<float>> got = three_kernels("CPU");
+  EXPECT_EQ(got, three_kernels("INTERP"));
+  EXPECT_GE(cpu_compiles() - compiles, 3u);
+  EXPECT_EQ(cpu_compiles() - compiles, programs_built() - built - 3);  // minus the interpreter's
+  compiles = cpu_compiles();
+  EXPECT_EQ(three_kernels("CPU"), got);
+  EXPECT_EQ(cpu_compiles(), compiles);
+}
+
 TEST(Cpu, ConcurrentWritersOfOneCacheEntryAreSafe) {
   CacheDir dir;
   NodeRef a = input("CPU", {8}, 1);
