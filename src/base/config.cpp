@@ -36,6 +36,7 @@ static Config read_config() {
   if (const char* p = std::getenv("CUDA_PATH"); p != nullptr && *p != '\0') c.cuda_path = p;
   c.tc = env_int("TC", 1) != 0;
   c.block_mma = env_int("BLOCK_MMA", 1) != 0;
+  c.block_mma_tile = env_int("BLOCK_MMA_TILE", -1);  // range checked by TcTiling::from_config
   c.smem = env_int("SMEM", 0) != 0;
   c.flash_attention = env_int("FLASH_ATTENTION", 0) != 0;
   c.tc_run = env_int("TC_RUN", 16);

@@ -20,6 +20,8 @@
 //   BLOCK_MMA  1 block-tiled tensor-core matmuls (shared-memory tiles through cp.async and
 //           ldmatrix, a hand-written main loop) where a matmul's shape and layout allow (default),
 //           0 off: Opt TC alone (codegen/block_mma.h)
+//   BLOCK_MMA_TILE  n >= 0: every block matmul uses tiling n of block_mma_tilings() (where its
+//           shape allows; 4..9 need more than 48 KiB of shared memory), -1 the heuristic's (default)
 //   SMEM    1 shared-memory staging of tensor-core matmul tiles, 0 off (default: slower than
 //           unstaged on an H200 as it stands, docs/gpu.md) (codegen/smem.h)
 //   FLASH_ATTENTION  1: the Llama model's attention is one fused op (Tensor::flash_attention: no
@@ -48,6 +50,7 @@ struct Config {
   std::string cuda_path;  // "" = search
   bool tc = true;
   bool block_mma = true;  // BLOCK_MMA=0: no block-tiled matmuls (codegen/block_mma.h)
+  int block_mma_tile = -1;  // BLOCK_MMA_TILE: a fixed tiling (-1: the heuristic's)
   bool smem = false;  // SMEM=1: shared-memory staging of matmul tiles (codegen/smem.h)
   bool flash_attention = false;  // FLASH_ATTENTION=1: fused attention in the Llama model
   // Tensor-core tiling (codegen/heuristic_tc.cpp), at most: mma tiles per warp along m and n, warps

@@ -97,11 +97,17 @@ const std::vector<BlockMmaTiling>& block_mma_tilings() {
       {128, 64, 32, 2, 2, 3},
       {64, 128, 32, 2, 2, 3},
       {64, 64, 32, 2, 2, 3},
-      {128, 256, 32, 2, 4, 2},
-      {256, 128, 32, 4, 2, 2},
+      {128, 256, 32, 2, 4, 3},
+      {256, 128, 32, 4, 2, 3},
+      {128, 128, 64, 2, 2, 3},
+      {128, 256, 64, 2, 4, 3},
+      {256, 128, 64, 4, 2, 3},
+      {128, 128, 32, 2, 2, 4},
   };
   return t;
 }
+
+int64_t block_mma_shared_bytes(const BlockMmaTiling& t) { return int64_t{t.stages} * (t.bm + t.bn) * t.bk * 2; }
 
 Shape BlockMmaArg::to_shape() const {
   Shape s{k, tiling.bm, tiling.bn, tiling.bk, tiling.warps_m, tiling.warps_n, tiling.stages};

@@ -35,16 +35,21 @@
 namespace lg {
 
 // How a block tiles its outputs: BM x BN outputs per block, warps_m x warps_n warps, BK k per
-// pipeline stage, `stages` k tiles in flight. Shared memory: stages * (BM + BN) * BK * 2 bytes.
+// pipeline stage, `stages` k tiles in flight.
 struct BlockMmaTiling {
   int bm, bn, bk, warps_m, warps_n, stages;
   bool operator==(const BlockMmaTiling&) const = default;
 };
+// Its tiles in the kernel's dynamic shared memory: stages * (BM + BN) * BK 16-bit elements.
+int64_t block_mma_shared_bytes(const BlockMmaTiling& t);
 
-// The tilings Opt BLOCK_MMA's amount picks from: 0 is 128 x 128 (4 warps of 64 x 64, 3 stages of
-// 32 k: 48 KiB of shared memory); then 128 x 64, 64 x 128 and 64 x 64 for smaller matmuls (the
-// heuristic's, kBlockMmaHeuristicTilings); then, for BEAM, 128 x 256 and 256 x 128 (8 warps of
-// 64 x 64, 2 stages: 48 KiB; each tile fetched feeds twice the mmas).
+// The tilings Opt BLOCK_MMA's amount picks from. The heuristic's (the first
+// kBlockMmaHeuristicTilings, each 48 KiB of shared memory, which every GPU gives a kernel):
+// 0 is 128 x 128 (4 warps of 64 x 64, 3 stages of 32 k); then 128 x 64, 64 x 128 and 64 x 64 for
+// smaller matmuls. Then, for BEAM and BLOCK_MMA_TILE (base/config.h), larger tiles in more shared
+// memory (each tile fetched feeds more mmas, fewer barriers per k): 128 x 256 and 256 x 128 (8 warps
+// of 64 x 64, 3 stages of 32 k: 72 KiB); 128 x 128 with 64 k per stage (96 KiB); 128 x 256 and
+// 256 x 128 with 64 k (144 KiB); 128 x 128 with 4 stages of 32 k (64 KiB).
 const std::vector<BlockMmaTiling>& block_mma_tilings();
 inline constexpr int kBlockMmaHeuristicTilings = 4;
 

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
+#include "codegen/block_mma.h"
 #include "codegen/render_attention.h"
 
 namespace lg {
@@ -65,6 +66,13 @@ LaunchDims gpu_launch_dims(const LinearProgram& prog) {
   if (std::any_of(prog.ops.begin(), prog.ops.end(), [](const NodeRef& n) { return n->op == Op::ATTENTION; })) {
     LG_CHECK(d.threads == 1, prog.name, ": an attention kernel with thread ranges");
     d.threads = kAttentionThreads;
+  }
+  for (const NodeRef& n : prog.ops) {
+    if (n->op == Op::BLOCK_MMA)
+      d.shared_bytes = std::max(d.shared_bytes, block_mma_shared_bytes(BlockMmaArg::from_shape(n->get_arg<Shape>()).tiling));
+    if (n->op == Op::ATTENTION)
+      d.shared_bytes = std::max(d.shared_bytes, attention_cuda_shared_bytes(AttentionKernel::from_arg(n->get_arg<Shape>()),
+                                                                            n->src[2]->dtype.base()));
   }
   LG_CHECK(d.threads <= kGpuMaxThreads, prog.name, ": ", d.threads, " threads per block (at most ", kGpuMaxThreads, ")");
   d.block[0] = static_cast<uint32_t>(d.threads);

@@ -17,6 +17,10 @@
 //     range r  = (b or t / r.stride) % r.size          (a GROUP range: stride 1)
 //   A grid of more than 2^31-1 blocks is 2-D and may cover more than `blocks`: the kernel returns
 //   early for b >= blocks (grid_padded). Every other RANGE stays a loop inside the thread.
+//   The hand-written main loops (a BLOCK_MMA's pipeline, attention's dK/dV kernel) keep their
+//   tiles in the kernel's dynamic shared memory, `shared_bytes` of it per block: the renderer
+//   declares it (LG_DYNAMIC_SHARED) and the runtime launches with it (past 48 KiB after raising
+//   the kernel's limit). Generated __shared__ arrays (reductions, LOCAL tiles) are static, not counted.
 #include <cstdint>
 #include <vector>
 
@@ -43,7 +47,11 @@ struct LaunchDims {
   uint32_t grid[3] = {1, 1, 1};
   uint32_t block[3] = {1, 1, 1};
   bool grid_padded = false;  // grid[0] * grid[1] > blocks
+  int64_t shared_bytes = 0;  // dynamic shared memory per block (a multiple of 16)
 };
+
+// Dynamic shared memory past this needs the kernel's limit raised (cuFuncSetAttribute).
+inline constexpr int64_t kGpuDefaultSharedLimit = 48 << 10;
 
 // Aborts (internal error) when a GLOBAL or LOCAL range is not in the outer nest, GROUP ranges
 // differ in size or nest, a bound is not a constant, or the block has more than kGpuMaxThreads

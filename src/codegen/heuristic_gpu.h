@@ -16,6 +16,7 @@ struct GpuKnobs {
   int block_threads = 256;    // most threads per block: LOCAL splits, GROUPTOP and row groups (32..1024)
   int register_tile = 4;      // outputs per thread along a reused axis of a reduction (UPCAST; 1: none)
   bool vector = true;         // elementwise kernels: 16 bytes per thread along the contiguous axis
+  int64_t shared_limit = 48 << 10;  // most shared memory per block the device gives (BEAM skips block tilings past it)
   // The defaults (tc from TC_WARP, TC_BLOCK, SMEM); tensor_cores: the device can (cuda_tensor_cores).
   static GpuKnobs defaults(bool tensor_cores);
   bool operator==(const GpuKnobs&) const = default;

@@ -73,7 +73,10 @@ bool cuda_tensor_cores(const std::string& arch) {
 
 TcTiling TcTiling::from_config() {
   const Config& c = config();
-  return {c.tc_warp_m, c.tc_warp_n, c.tc_block_m, c.tc_block_n, c.smem, c.tc_run, c.block_mma};
+  const int tilings = static_cast<int>(block_mma_tilings().size());
+  LG_USER_CHECK(c.block_mma_tile >= -1 && c.block_mma_tile < tilings, "environment variable BLOCK_MMA_TILE=", c.block_mma_tile,
+                " is not a block matmul tiling (0 to ", tilings - 1, ", or -1 for the heuristic's; docs/gpu.md lists them)");
+  return {c.tc_warp_m, c.tc_warp_n, c.tc_block_m, c.tc_block_n, c.smem, c.tc_run, c.block_mma, c.block_mma_tile};
 }
 
 std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled, const TcTiling& tiling) {

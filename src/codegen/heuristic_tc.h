@@ -30,7 +30,7 @@ struct TcTiling {
   int run_bytes = 16;
   bool block = true;
   int block_tiling = -1;
-  static TcTiling from_config();  // TC_WARP, TC_BLOCK, SMEM, TC_RUN, BLOCK_MMA (base/config.h)
+  static TcTiling from_config();  // TC_WARP, TC_BLOCK, SMEM, TC_RUN, BLOCK_MMA, BLOCK_MMA_TILE (base/config.h)
   bool operator==(const TcTiling&) const = default;
 };
 

@@ -375,8 +375,10 @@ __device__ void lg_attention_dkv(float* __restrict__ out, const LG_ATTN_T* __res
 //        P = exp2(S - L), dQ += dS k. Two stages of k and v tiles: the next keys' copy (cp.async)
 //        runs while this tile's are used.
 //   dkv  per 32 queries of each query head of the kv head: S^T = k q^T, dP^T = v dO^T (k and v
-//        fragments by ldmatrix from the block's tiles), dV += P^T dO, dK += dS^T q
-// Shared memory at head dim 128: 32 KiB (fwd), 32 KiB (dq), 48 KiB (dkv).
+//        fragments by ldmatrix from the block's tiles), dV += P^T dO, dK += dS^T q. Two stages of
+//        q and dO tiles: the next tile's copy (cp.async) runs while this one is used.
+// Shared memory at head dim 128: 32 KiB (fwd), 32 KiB (dq), static; 64 KiB (dkv), dynamic (past
+// the 48 KiB a kernel gets without asking).
 constexpr const char* kAttentionCudaTc = R"CU(
 /* Chunk c of row r of a tile of D-wide rows: the XOR stays inside the row when its chunks are a
    multiple of 8 or a power of two; other widths are not swizzled. */
@@ -589,50 +591,70 @@ __device__ void lg_attention_dq_tc(float* __restrict__ out, const LG_ATTN_T* __r
       if (row < S) out[(qrow + row) * D + lg_attn_col(dt, e)] = dq[dt][e] * scale;
     }
 }
+/* Dynamic shared memory (attention_cuda_shared_bytes): the block's k and v rows (64 each), then two
+   stages of a query tile and its dO tile (32 rows each); 64 KiB at head dim 128. */
 template <int D>
 __device__ void lg_attention_dkv_tc(float* __restrict__ out, const LG_ATTN_T* __restrict__ q, const LG_ATTN_T* __restrict__ k,
                                     const LG_ATTN_T* __restrict__ v, const LG_ATTN_T* __restrict__ dout,
-                                    const float* __restrict__ stats, int64_t blk, int H, int KV, int S, int T, bool causal) {
-  constexpr int BN = 32, KS = D / 16, NT = BN / 8, DT = D / 8;
-  __shared__ uint4 ks[LG_ATTN_ROWS * D / 8], vs[LG_ATTN_ROWS * D / 8], qs[BN * D / 8], dos[BN * D / 8];
+                                    const float* __restrict__ stats, int64_t blk, int H, int KV, int S, int T, bool causal,
+                                    unsigned char* smem) {
+  constexpr int BN = 32, KS = D / 16, NT = BN / 8, DT = D / 8, TILE = BN * D / 8;
+  uint4* const ks = reinterpret_cast<uint4*>(smem);
+  uint4* const vs = ks + LG_ATTN_ROWS * D / 8;
+  uint4* const qdo = vs + LG_ATTN_ROWS * D / 8; /* stage st: q at qdo + 2 * st * TILE, dO after it */
   const lg_attn_block bk = lg_attn_block_of(blk, KV, T, false);
   const int g = bk.head, rep = H / KV, w0 = (int)threadIdx.x / 32 * 16, r0 = bk.row0 + w0;
   const int64_t krow = (bk.b * KV + g) * (int64_t)T;
   const float log2e = 1.4426950408889634f, scale = 1.0f / sqrtf((float)D), sl2 = log2e * scale;
-  lg_attn_tile<D, LG_ATTN_ROWS>(ks, k + krow * D, bk.row0, T);
-  lg_attn_tile<D, LG_ATTN_ROWS>(vs, v + krow * D, bk.row0, T);
   float dk[DT][4], dv[DT][4];
   lg_attn_zero(dk);
   lg_attn_zero(dv);
-  const int sbeg = causal ? bk.row0 / BN * BN : 0; /* the first query tile that sees the block's first key */
-  for (int hj = 0; hj < rep; hj++) {
-    const int64_t qrow = (bk.b * H + g * rep + hj) * (int64_t)S;
-    for (int q0 = sbeg; q0 < S; q0 += BN) {
-      __syncthreads();
-      lg_attn_tile<D, BN>(qs, q + qrow * D, q0, S);
-      lg_attn_tile<D, BN>(dos, dout + qrow * D, q0, S);
-      __syncthreads();
-      float st[NT][4], dpt[NT][4]; /* S^T and dP^T: rows = the warp's keys, columns = the tile's queries */
-      lg_attn_zero(st);
-      lg_attn_zero(dpt);
-      for (int kk = 0; kk < KS; kk++) {
-        uint32_t ka[4], va[4];
-        lg_attn_tile_frag<D>(ka, ks, w0, kk);
-        lg_attn_tile_frag<D>(va, vs, w0, kk);
-        lg_attn_mma_abt<D, NT>(st, ka, qs, kk);
-        lg_attn_mma_abt<D, NT>(dpt, va, dos, kk);
-      }
-      for (int nt = 0; nt < NT; nt++) /* P^T, and dS^T = P^T (dP^T - delta) */
-        for (int e = 0; e < 4; e++) {
-          const int key = r0 + lg_attn_row(e), s = q0 + lg_attn_col(nt, e);
-          const bool ok = s < S && key < T && !(causal && key > s);
-          const float p = ok ? exp2f(st[nt][e] * sl2 - stats[(qrow + s) * 2] * log2e) : 0.0f;
-          dpt[nt][e] = ok ? p * (dpt[nt][e] - stats[(qrow + s) * 2 + 1]) : 0.0f;
-          st[nt][e] = p;
-        }
-      lg_attn_mma_pb<D, NT>(dv, st, dos);
-      lg_attn_mma_pb<D, NT>(dk, dpt, qs);
+  /* The query tiles, in order: for each query head hj sharing this kv head, queries sbeg.. (the
+     first tile that sees the block's first key) in steps of BN; tile i is (i / nq, sbeg + i % nq * BN). */
+  const int sbeg = causal ? bk.row0 / BN * BN : 0;
+  const int nq = S > sbeg ? (S - sbeg + BN - 1) / BN : 0, tiles = rep * nq;
+  auto qrow_of = [&](int i) { return (bk.b * H + g * rep + i / nq) * (int64_t)S; };
+  auto fetch = [&](int i) { /* tile i's q and dO rows into stage i % 2 */
+    uint4* st = qdo + 2 * (i % 2) * TILE;
+    const int64_t qrow = qrow_of(i);
+    const int q0 = sbeg + i % nq * BN;
+    lg_attn_tile_async<D, BN>(st, q + qrow * D, q0, S);
+    lg_attn_tile_async<D, BN>(st + TILE, dout + qrow * D, q0, S);
+  };
+  if (tiles > 0) {
+    lg_attn_tile_async<D, LG_ATTN_ROWS>(ks, k + krow * D, bk.row0, T);
+    lg_attn_tile_async<D, LG_ATTN_ROWS>(vs, v + krow * D, bk.row0, T);
+    fetch(0);
+  }
+  lg_cp_async_commit();
+  for (int i = 0; i < tiles; i++) {
+    lg_cp_async_wait<0>(); /* this thread's part of tile i (and, first, of k and v) */
+    __syncthreads();       /* every thread's; and every warp is done with the other stage */
+    if (i + 1 < tiles) fetch(i + 1);
+    lg_cp_async_commit();
+    const uint4 *qs = qdo + 2 * (i % 2) * TILE, *dos = qs + TILE;
+    const int64_t qrow = qrow_of(i);
+    const int q0 = sbeg + i % nq * BN;
+    float st[NT][4], dpt[NT][4]; /* S^T and dP^T: rows = the warp's keys, columns = the tile's queries */
+    lg_attn_zero(st);
+    lg_attn_zero(dpt);
+    for (int kk = 0; kk < KS; kk++) {
+      uint32_t ka[4], va[4];
+      lg_attn_tile_frag<D>(ka, ks, w0, kk);
+      lg_attn_tile_frag<D>(va, vs, w0, kk);
+      lg_attn_mma_abt<D, NT>(st, ka, qs, kk);
+      lg_attn_mma_abt<D, NT>(dpt, va, dos, kk);
     }
+    for (int nt = 0; nt < NT; nt++) /* P^T, and dS^T = P^T (dP^T - delta) */
+      for (int e = 0; e < 4; e++) {
+        const int key = r0 + lg_attn_row(e), s = q0 + lg_attn_col(nt, e);
+        const bool ok = s < S && key < T && !(causal && key > s);
+        const float p = ok ? exp2f(st[nt][e] * sl2 - stats[(qrow + s) * 2] * log2e) : 0.0f;
+        dpt[nt][e] = ok ? p * (dpt[nt][e] - stats[(qrow + s) * 2 + 1]) : 0.0f;
+        st[nt][e] = p;
+      }
+    lg_attn_mma_pb<D, NT>(dv, st, dos);
+    lg_attn_mma_pb<D, NT>(dk, dpt, qs);
   }
   for (int dt = 0; dt < DT; dt++)
     for (int e = 0; e < 4; e++) {
@@ -658,6 +680,11 @@ bool attention_uses_tensor_cores(const AttentionKernel& a, DType in) {
   return a.tensor_cores && in != dtypes::float32 && a.D % 16 == 0;
 }
 
+int64_t attention_cuda_shared_bytes(const AttentionKernel& a, DType in) {
+  if (a.kind != AttentionKind::GradKV || !attention_uses_tensor_cores(a, in)) return 0;
+  return (2 * AttentionKernel::kRows + 2 * 2 * 32) * a.D * 2;  // k, v; 2 stages of q and dO (lg_attention_dkv_tc)
+}
+
 std::string attention_call(const Node& n, const std::function<std::string(const NodeRef&)>& name_of, bool cuda) {
   const AttentionKernel a = AttentionKernel::from_arg(n.get_arg<Shape>());
   LG_CHECK(static_cast<int>(n.src.size()) == 2 + a.inputs(), "ATTENTION with ", n.src.size(), " sources");
@@ -672,7 +699,9 @@ std::string attention_call(const Node& n, const std::function<std::string(const 
   s += name_of(n.src[0]);
   s += str(", ", a.H, ", ", a.KV, ", ", a.S, ", ", a.T);
   if (!cuda) s += str(", ", a.D, "ll");
-  return s + str(", ", a.causal ? (cuda ? "true" : "1") : (cuda ? "false" : "0"), ");");
+  s += str(", ", a.causal ? (cuda ? "true" : "1") : (cuda ? "false" : "0"));
+  if (cuda && attention_cuda_shared_bytes(a, n.src[2]->dtype.base()) > 0) s += ", lg_dsmem";
+  return s + ");";
 }
 
 }  // namespace lg

@@ -14,6 +14,7 @@
 // tiles of 32 keys (queries for GradKV) widened to float32 in shared memory, one lane per key for
 // the scores, the outputs spread over the block's threads. Head dims up to 128
 // (kAttentionCudaMaxDim). Every loop, barrier and warp shuffle runs alike in every thread.
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -33,6 +34,11 @@ std::string attention_cuda_source(DType in);
 // device has them), 16-bit inputs and a head dim that is a multiple of 16
 // (lg_attention_{fwd,dq,dkv}_tc).
 bool attention_uses_tensor_cores(const AttentionKernel& a, DType in);
+
+// The dynamic shared memory its CUDA kernel takes (codegen/gpu_launch.h), 0 for those whose
+// tiles are static __shared__ arrays: the dK/dV tensor-core kernel's k and v rows and two stages
+// of q and dO tiles (64 KiB at head dim 128); the call passes it as `lg_dsmem`.
+int64_t attention_cuda_shared_bytes(const AttentionKernel& a, DType in);
 
 // The statement that runs an ATTENTION node's block; name_of: how the renderer refers to a value.
 std::string attention_call(const Node& n, const std::function<std::string(const NodeRef&)>& name_of, bool cuda);

@@ -27,15 +27,16 @@ template <int R, int C, int THREADS> LG_D void lg_bmma_copy(uint16_t* s, const u
 }
 /* acc[tm][tn] of warp (wm, wn) = the block's A (BM x K, from a_ptr + a_off) times B (K x BN, from
    b_ptr + b_off), plus acc unless `first` (a sum of products: one call per product). A_K: A is contiguous along k (element (m, k) at m*a_ld + k), else along m (at
-   k*a_ld + m); B_K: B is contiguous along k (element (k, n) at n*b_ld + k), else along n. */
+   k*a_ld + m); B_K: B is contiguous along k (element (k, n) at n*b_ld + k), else along n.
+   smem: STAGES * (BM + BN) * BK elements of the block's dynamic shared memory, 16-byte aligned
+   (block_mma_shared_bytes); every product's call uses the same. */
 template <int BM, int BN, int BK, int WARPS_M, int WARPS_N, int STAGES, bool A_K, bool B_K, bool BF16>
 LG_D void lg_block_mma(const void* a_ptr, int64_t a_off, int64_t a_ld, const void* b_ptr, int64_t b_off, int64_t b_ld,
-                       int64_t K, int wm, int wn, int lane, int t, bool first,
+                       int64_t K, int wm, int wn, int lane, int t, bool first, uint16_t* lg_bmma_smem,
                        lg_mma_f32x4 (&acc)[BM / WARPS_M / 16][BN / WARPS_N / 8]) {
   constexpr int THREADS = 32 * WARPS_M * WARPS_N, TM = BM / WARPS_M / 16, TN = BN / WARPS_N / 8;
   constexpr int A_TILE = BM * BK, STAGE = (BM + BN) * BK;
   static_assert(BK % 16 == 0 && TN % 2 == 0 && STAGES >= 2, "k tiles of 16s, B fragments in pairs, 2 stages or more");
-  alignas(16) __shared__ uint16_t lg_bmma_smem[STAGES * STAGE];
   const uint16_t* A = (const uint16_t*)a_ptr + a_off;
   const uint16_t* B = (const uint16_t*)b_ptr + b_off;
   if (first) {
@@ -116,7 +117,7 @@ LG_D void lg_block_mma(const void* a_ptr, int64_t a_off, int64_t a_ld, const voi
 
 std::string block_mma_call(const BlockMmaArg& arg, DType input, const std::string& acc,
                            const std::vector<BlockMmaOperands>& operands, const std::string& wm, const std::string& wn,
-                           const std::string& lane, const std::string& t) {
+                           const std::string& lane, const std::string& t, const std::string& smem) {
   const BlockMmaTiling& g = arg.tiling;
   LG_CHECK(input == dtypes::bfloat16 || input == dtypes::float16, "BLOCK_MMA of ", name(input));
   LG_CHECK(operands.size() == arg.products.size(), "BLOCK_MMA: ", operands.size(), " operand pairs for ", arg.products.size(),
@@ -130,7 +131,7 @@ std::string block_mma_call(const BlockMmaArg& arg, DType input, const std::strin
     out += str("\nlg_block_mma<", g.bm, ", ", g.bn, ", ", g.bk, ", ", g.warps_m, ", ", g.warps_n, ", ", g.stages, ", ",
                a_k ? "true" : "false", ", ", b_k ? "true" : "false", ", ", input == dtypes::bfloat16 ? "true" : "false", ">(",
                o.a, ", ", o.a_off, ", ", a_ld, "ll, ", o.b, ", ", o.b_off, ", ", b_ld, "ll, ", arg.k, "ll, (int)", wm, ", (int)", wn,
-               ", (int)", lane, ", (int)", t, ", ", p == 0 ? "true" : "false", ", ", acc, ");");
+               ", (int)", lane, ", (int)", t, ", ", p == 0 ? "true" : "false", ", (uint16_t*)", smem, ", ", acc, ");");
   }
   return out;
 }

@@ -13,6 +13,8 @@
 //   - fragments: ldmatrix.x4 reads a 16x16 A fragment or two 16x8 B fragments per instruction
 //     (.trans where the tile is stored k-major for A or n-major for B);
 //   - one cp.async.wait_group and one __syncthreads per k tile.
+// Its stages live in the kernel's dynamic shared memory (a pointer argument), so tiles past
+// 48 KiB are possible and the products of one reduction share them.
 // It uses the dialect prelude's primitives (render_cuda.cpp; the test emulation has its own):
 // lg_cp_async16, lg_cp_async_commit, lg_cp_async_wait<N>, lg_ldmatrix_x4[_trans],
 // lg_mma_m16n8k16_{bf16,f16}.
@@ -34,9 +36,10 @@ struct BlockMmaOperands {
 
 // The calls for one BLOCK_MMA: declares `acc` (lg_mma_f32x4[TM][TN]) and fills it with the sum of
 // the products (one main loop each). wm, wn, lane: the thread's warp and lane; t: the thread's
-// index in the block (every thread of the block 0..threads-1 runs them).
+// index in the block (every thread of the block 0..threads-1 runs them); smem: the block's dynamic
+// shared memory (codegen/gpu_launch.h: block_mma_shared_bytes of it).
 std::string block_mma_call(const BlockMmaArg& arg, DType input, const std::string& acc,
                            const std::vector<BlockMmaOperands>& operands, const std::string& wm, const std::string& wn,
-                           const std::string& lane, const std::string& t);
+                           const std::string& lane, const std::string& t, const std::string& smem);
 
 }  // namespace lg

@@ -22,6 +22,10 @@ namespace lg {
 const char* const kGpuCommonPrelude = R"GPU(
 #define LG_D __device__ __forceinline__
 #define LG_FN LG_D
+/* The block's dynamic shared memory (codegen/gpu_launch.h: LaunchDims::shared_bytes). */
+#ifndef LG_DYNAMIC_SHARED
+#define LG_DYNAMIC_SHARED(name) extern __shared__ __attribute__((aligned(16))) unsigned char name[]
+#endif
 typedef bool bool_t;
 #ifndef INT64_MIN
 #define INT64_MIN (-9223372036854775807LL - 1)
@@ -115,6 +119,7 @@ class GpuWriter {
     line("const int64_t lg_t = (int64_t)threadIdx.x;");
     line("(void)lg_b; (void)lg_t;");
     if (dims_.grid_padded) line(str("if (lg_b >= ", dims_.blocks, "ll) return;"));
+    if (dims_.shared_bytes > 0) line(str("LG_DYNAMIC_SHARED(lg_dsmem); /* ", dims_.shared_bytes, " bytes */"));
     for (const NodeRef& n : p_.ops) emit(*n);
     return out_ + "}\n";
   }
@@ -422,7 +427,7 @@ class GpuWriter {
         operands.push_back({ref(n.src[s]), ref(n.src[s + 1]), ref(n.src[s + 2]), ref(n.src[s + 3])});
       std::string acc = str("bmma", next_++);
       std::string call = block_mma_call(arg, n.src[kBlockMmaThreadSources]->dtype.base(), acc, operands, ref(n.src[2]),
-                                        ref(n.src[3]), ref(n.src[4]), "lg_t");
+                                        ref(n.src[3]), ref(n.src[4]), "lg_t", "lg_dsmem");
       for (size_t b = 0, e; b < call.size(); b = e + 1) {
         e = call.find('\n', b);
         if (e == std::string::npos) e = call.size();

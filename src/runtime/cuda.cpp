@@ -30,6 +30,7 @@ struct CudaContext {
   CUcontext ctx = nullptr;
   CUstream stream = nullptr;
   std::string arch;  // sm_XY of the GPU, or CUDA_ARCH
+  int shared_optin = 0;  // most shared memory (static and dynamic) a kernel may ask for per block
 
   explicit CudaContext(const std::string& name) {
     size_t colon = name.find(':');
@@ -47,6 +48,7 @@ struct CudaContext {
     cu_check(a.cuDeviceGetAttribute(&major, kCuAttrComputeCapabilityMajor, dev), "cuDeviceGetAttribute");
     cu_check(a.cuDeviceGetAttribute(&minor, kCuAttrComputeCapabilityMinor, dev), "cuDeviceGetAttribute");
     arch = !config().cuda_arch.empty() ? config().cuda_arch : str("sm_", major, minor);
+    cu_check(a.cuDeviceGetAttribute(&shared_optin, kCuAttrMaxSharedMemoryPerBlockOptin, dev), "cuDeviceGetAttribute");
     if (config().debug >= 1) {
       char gpu[256] = {0};
       cu_check(a.cuDeviceGetName(gpu, sizeof gpu - 1, dev), "cuDeviceGetName");
@@ -153,6 +155,7 @@ class CudaProgram : public Program {
     c_.use();
     cu_check(a.cuModuleLoadData(&module_, binary.data()), "cuModuleLoadData");
     cu_check(a.cuModuleGetFunction(&fn_, module_, "lg_kernel"), "cuModuleGetFunction");
+    allow_dynamic_shared();
   }
   // At exit the driver may be shut down already (CUDA_ERROR_DEINITIALIZED from every call, seen on
   // an H200): nothing is checked here, and nothing is unloaded when the context cannot be made current.
@@ -201,8 +204,25 @@ class CudaProgram : public Program {
       params.push_back(&p);
     }
     cu_check(a.cuLaunchKernel(fn_, dims_.grid[0], dims_.grid[1], dims_.grid[2], dims_.block[0], dims_.block[1],
-                              dims_.block[2], 0, c_.stream, params.data(), nullptr),
+                              dims_.block[2], static_cast<unsigned>(dims_.shared_bytes), c_.stream, params.data(), nullptr),
              "cuLaunchKernel");
+  }
+
+  // A kernel asks for more than 48 KiB of dynamic shared memory (codegen/gpu_launch.h) by raising its
+  // limit first; static and dynamic together must fit the GPU's opt-in limit.
+  void allow_dynamic_shared() {
+    if (dims_.shared_bytes == 0) return;
+    const CudaApi& a = cuda_api();
+    int static_bytes = 0;
+    cu_check(a.cuFuncGetAttribute(&static_bytes, kCuFuncAttrSharedSizeBytes, fn_), "cuFuncGetAttribute");
+    if (static_bytes + dims_.shared_bytes > c_.shared_optin) a.cuModuleUnload(module_);  // no destructor runs
+    LG_USER_CHECK(static_bytes + dims_.shared_bytes <= c_.shared_optin, "kernel ", name_, " needs ",
+                  static_bytes + dims_.shared_bytes, " bytes of shared memory per block (", dims_.shared_bytes,
+                  " dynamic); this GPU allows ", c_.shared_optin, ": pick a smaller block matmul tiling (BLOCK_MMA_TILE, ",
+                  "docs/gpu.md) or BLOCK_MMA=0");
+    if (dims_.shared_bytes > kGpuDefaultSharedLimit)
+      cu_check(a.cuFuncSetAttribute(fn_, kCuFuncAttrMaxDynamicSharedSizeBytes, static_cast<int>(dims_.shared_bytes)),
+               "cuFuncSetAttribute");
   }
 
   CudaContext c_;
@@ -225,7 +245,9 @@ class CudaDevice : public Device {
     return gpu_heuristic_opts(ast, cuda_tensor_cores(ctx_.arch));
   }
   std::unique_ptr<BeamSpace> beam_space(const NodeRef& ast) const override {
-    return gpu_beam_space(ast, GpuKnobs::defaults(cuda_tensor_cores(ctx_.arch)));
+    GpuKnobs k = GpuKnobs::defaults(cuda_tensor_cores(ctx_.arch));
+    k.shared_limit = ctx_.shared_optin;  // less the kernel's static arrays, which a block matmul has none of
+    return gpu_beam_space(ast, k);
   }
   std::unique_ptr<Program> load(const LinearProgram& prog, const std::string&, const std::vector<uint8_t>& binary) override {
     return std::make_unique<CudaProgram>(ctx_, prog, binary);

@@ -45,6 +45,8 @@ const Loaded& loaded() {
       d.bind(a.cuModuleLoadData, "cuModuleLoadData");
       d.bind(a.cuModuleUnload, "cuModuleUnload");
       d.bind(a.cuModuleGetFunction, "cuModuleGetFunction");
+      d.bind(a.cuFuncGetAttribute, "cuFuncGetAttribute");
+      d.bind(a.cuFuncSetAttribute, "cuFuncSetAttribute");
       d.bind(a.cuLaunchKernel, "cuLaunchKernel");
       d.bind(a.cuStreamCreate, "cuStreamCreate");
       d.bind(a.cuStreamSynchronize, "cuStreamSynchronize");

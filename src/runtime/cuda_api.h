@@ -20,6 +20,10 @@ using CUevent = struct CUevent_st*;
 // cuDeviceGetAttribute attributes lazygrad reads (values from cuda.h).
 inline constexpr int kCuAttrComputeCapabilityMajor = 75;
 inline constexpr int kCuAttrComputeCapabilityMinor = 76;
+inline constexpr int kCuAttrMaxSharedMemoryPerBlockOptin = 97;
+// cuFuncGetAttribute / cuFuncSetAttribute attributes.
+inline constexpr int kCuFuncAttrSharedSizeBytes = 1;            // the kernel's static __shared__ bytes
+inline constexpr int kCuFuncAttrMaxDynamicSharedSizeBytes = 8;  // most dynamic shared memory a launch may ask
 inline constexpr int kCuErrorOutOfMemory = 2;
 inline constexpr int kCuErrorStubLibrary = 34;
 
@@ -42,6 +46,8 @@ struct CudaApi {
   int (*cuModuleLoadData)(CUmodule*, const void*);
   int (*cuModuleUnload)(CUmodule);
   int (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
+  int (*cuFuncGetAttribute)(int*, int, CUfunction);
+  int (*cuFuncSetAttribute)(CUfunction, int, int);
   int (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                         void**, void**);
   int (*cuStreamCreate)(CUstream*, unsigned);

@@ -1,13 +1,16 @@
 // The CUDA attention kernels (codegen/render_attention.h) run on this CPU: emulated CUDA (block
 // index math, shared tiles, warp shuffles, the launch geometry the CUDA device uses) against the
 // C kernels that CPU and CUDACHECK run (tests/tensor/flash_attention_test.cpp checks those against
-// matmul and softmax). And NVRTC compiles them at the Llama head dims, within static shared memory.
+// matmul and softmax). And NVRTC compiles them at the Llama head dims: static shared memory within
+// 48 KiB, and dK/dV's tiles in dynamic shared memory (the emulation gives a kernel exactly its
+// launch's bytes, before a guard page).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "base/error.h"
+#include "codegen/gpu_launch.h"
 #include "codegen/heuristic_gpu.h"
 #include "codegen/render_attention.h"
 #include "codegen/render_cuda.h"
@@ -137,6 +140,22 @@ TEST(AttentionCuda, NvrtcCompilesEveryKindAtTheLlamaHeadDims) {
         const ScheduleItem& item = s.items.at(0);
         std::string src = CudaRenderer().render(lower_kernel(item.ast, item.name, gpu_heuristic_opts(item.ast, true)));
         for (const char* arch : {"sm_90", "sm_80"}) EXPECT_FALSE(NvrtcCompiler(arch).compile(src).empty()) << item.name << " " << arch;
+      }
+}
+
+// The dK/dV tensor-core kernel keeps k, v and two stages of q and dO tiles in dynamic shared memory
+// (64 KiB at head dim 128, past the 48 KiB of static); the others (and every CUDA-core kernel) ask
+// for none.
+TEST(AttentionCuda, OnlyTheTensorCoreGradKVKernelTakesDynamicSharedMemory) {
+  for (int64_t d : {64L, 128L})
+    for (DType t : {dtypes::bfloat16, dtypes::float32})
+      for (auto [op, flags] : kKinds) {
+        Schedule s = attention_schedule({1, 4, 2, 16, 16, d, true, t}, op, flags | kAttentionCausal);
+        const ScheduleItem& item = s.items.at(0);
+        LinearProgram p = lower_kernel(item.ast, item.name, gpu_heuristic_opts(item.ast, true));
+        const bool dkv_tc = flags == kAttentionGradKV && t != dtypes::float32;
+        EXPECT_EQ(gpu_launch_dims(p).shared_bytes, dkv_tc ? 512 * d : 0) << item.name << " " << name(t);
+        EXPECT_EQ(CudaRenderer().render(p).find("LG_DYNAMIC_SHARED(lg_dsmem);") != std::string::npos, dkv_tc) << item.name;
       }
 }
 

@@ -7,12 +7,16 @@
 // is faster than Opt TC on an H200 is for tools/gpu_check.sh (BLOCK_MMA=0 beside the default).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
+#include <iterator>
 #include <memory>
 #include <set>
 
 #include "base/config.h"
+#include "base/error.h"
 #include "codegen/block_mma.h"
+#include "codegen/gpu_launch.h"
 #include "codegen/heuristic_gpu.h"
 #include "codegen/render_cuda.h"
 #include "codegen/tensor_core.h"
@@ -133,7 +137,8 @@ TEST_F(BlockMma, RefusesWhatTheMainLoopCannotRead) {
   };
   refused({1, 96, 128, 64, dtypes::bfloat16}, 3, "not a multiple of the tile");
   refused({1, 128, 128, 48, dtypes::bfloat16}, 3, "not a multiple of the tile");
-  refused({1, 128, 128, 64, dtypes::bfloat16}, 7, "no tiling 7");
+  refused({1, 128, 128, 64, dtypes::bfloat16}, static_cast<int>(block_mma_tilings().size()),
+          str("no tiling ", block_mma_tilings().size()).c_str());
   // a row stride that is no multiple of 8 elements (16 bytes): a @ b with n = 128 but b's rows 132
   // elements apart (a slice of a wider b)
   NodeRef a = filled("CPU", dtypes::bfloat16, 64 * 64, a_value);
@@ -186,10 +191,72 @@ TEST_F(BlockMma, TheOtherTilingsFp16AndACastBackAsEmulatedCuda) {
   Matmul wide{1, 128, 128, 64, dtypes::bfloat16};
   expect_close(run_block(wide, 1, Run::EmulatedCuda), reference(wide), 1e-6, "128 x 64 tiles");
   expect_close(run_block(wide, 2, Run::EmulatedCuda), reference(wide), 1e-6, "64 x 128 tiles");
-  // 8 warps, 2 stages (BEAM's): 128 x 256 and 256 x 128, k of 3 tiles so the two stages alternate
-  Matmul big8{1, 256, 256, 96, dtypes::bfloat16, false, true, false};
+  // 8 warps, 3 stages (BEAM's, 72 KiB of dynamic shared memory): 128 x 256 and 256 x 128, k of
+  // 4 tiles so the stages wrap
+  Matmul big8{1, 256, 256, 128, dtypes::bfloat16, false, true, false};
   expect_close(run_block(big8, 4, Run::EmulatedCuda), reference(big8), 1e-6, "128 x 256 tiles");
   expect_close(run_block(big8, 5, Run::EmulatedCuda), reference(big8), 1e-6, "256 x 128 tiles");
+}
+
+// The tilings past 48 KiB of shared memory: 64 k per stage (rows of 128 bytes: the full 8-chunk
+// swizzle) and 4 stages. The emulation gives a kernel exactly its launch's dynamic shared memory,
+// before a guard page, so a tile placed past block_mma_shared_bytes faults.
+TEST_F(BlockMma, TheLargeTilingsInDynamicSharedMemoryAsEmulatedCuda) {
+  Matmul deep{1, 256, 256, 256, dtypes::bfloat16, false, false, true};  // 4 k tiles of 64: the 3 stages wrap
+  for (int tiling : {6, 7, 8}) {
+    SCOPED_TRACE(str("tiling ", tiling));
+    expect_close(run_block(deep, tiling, Run::EmulatedCuda), reference(deep), 1e-6, label(deep));
+  }
+  Matmul four{1, 128, 128, 192, dtypes::float16, false, true, true};  // 6 k tiles of 32 in 4 stages
+  expect_close(run_block(four, 9, Run::EmulatedCuda), reference(four), 1e-6, "4 stages");
+}
+
+// Every tiling's launch asks for exactly its stages of A and B tiles as dynamic shared memory, which
+// the kernel declares once and every product's main loop shares.
+TEST_F(BlockMma, TheLaunchCarriesEachTilingsSharedMemory) {
+  const int64_t want[] = {48 << 10, 36 << 10, 36 << 10, 24 << 10, 72 << 10, 72 << 10, 96 << 10, 144 << 10, 144 << 10, 64 << 10};
+  ASSERT_EQ(block_mma_tilings().size(), std::size(want));
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, dtypes::bfloat16}));
+  for (int t = 0; t < static_cast<int>(std::size(want)); t++) {
+    EXPECT_EQ(block_mma_shared_bytes(block_mma_tilings()[t]), want[t]) << "tiling " << t;
+    LinearProgram p = lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, t}});
+    EXPECT_EQ(gpu_launch_dims(p).shared_bytes, want[t]) << "tiling " << t;
+    std::string src = CudaRenderer().render(p);
+    EXPECT_NE(src.find("LG_DYNAMIC_SHARED(lg_dsmem);"), std::string::npos) << "tiling " << t;
+    EXPECT_EQ(src.find("__shared__ uint16_t"), std::string::npos) << "no static tiles";
+  }
+  // two products: one buffer for both main loops
+  Schedule two = create_schedule(two_products_graph(64, 64, 96));
+  std::vector<Opt> opts = gpu_heuristic_opts(two.items.at(0).ast, true);
+  LinearProgram p = lower_kernel(two.items.at(0).ast, "k", opts);
+  std::string src = CudaRenderer().render(p);
+  EXPECT_EQ(gpu_launch_dims(p).shared_bytes, 24 << 10) << to_string(opts);
+  size_t calls = 0;
+  for (size_t at = src.find("(uint16_t*)lg_dsmem"); at != std::string::npos; at = src.find("(uint16_t*)lg_dsmem", at + 1)) calls++;
+  EXPECT_EQ(calls, 2u);
+}
+
+// BLOCK_MMA_TILE fixes the tiling where the shape allows it (else Opt TC as before); a number that
+// is no tiling is a user error naming the variable.
+TEST_F(BlockMma, BlockMmaTileFixesTheTiling) {
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, dtypes::bfloat16}));
+  setenv("BLOCK_MMA_TILE", "7", 1);
+  config_reload();
+  EXPECT_EQ(gpu_heuristic_opts(s.items.at(0).ast, true), (std::vector<Opt>{{OptKind::BLOCK_MMA, 0, 7}}));
+  Schedule small = create_schedule(matmul_graph("CPU", {1, 128, 128, 64, dtypes::bfloat16}));
+  std::vector<Opt> fallback = gpu_heuristic_opts(small.items.at(0).ast, true);
+  EXPECT_TRUE(std::none_of(fallback.begin(), fallback.end(), [](const Opt& o) { return o.kind == OptKind::BLOCK_MMA; }))
+      << to_string(fallback);
+  setenv("BLOCK_MMA_TILE", "10", 1);
+  config_reload();
+  try {
+    gpu_heuristic_opts(s.items.at(0).ast, true);
+    ADD_FAILURE() << "BLOCK_MMA_TILE=10 was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("BLOCK_MMA_TILE=10"), std::string::npos) << e.what();
+  }
+  unsetenv("BLOCK_MMA_TILE");
+  config_reload();
 }
 
 // --- Sums of products (tensor_core_util.h: two_products_graph) and merged reduce axes ---
@@ -266,8 +333,16 @@ TEST_F(BlockMma, BeamStepsTheTilingAndTurnsItOff) {
     }
     tc = tc || std::any_of(o.begin(), o.end(), [](const Opt& x) { return x.kind == OptKind::TC; });
   }
-  EXPECT_EQ(tilings, (std::set<int>{0, 1, 2})) << "128 x 256 and 256 x 128 do not divide 128 x 128";
+  EXPECT_EQ(tilings, (std::set<int>{0, 1, 2})) << "128 x 256 and 256 x 128 do not divide 128 x 128; 4 stages need 64 KiB";
   EXPECT_TRUE(tc) << "a step turns block tiles off";
+  // a GPU that gives a block 227 KiB (an H100 or H200): the 4-stage tiling too
+  GpuKnobs big = GpuKnobs::defaults(true);
+  big.shared_limit = 227 << 10;
+  std::unique_ptr<BeamSpace> wide = gpu_beam_space(ast, big);
+  tilings.clear();
+  for (const std::vector<Opt>& o : wide->next(wide->starts()[0]))
+    if (o.size() == 1 && o[0].kind == OptKind::BLOCK_MMA) tilings.insert(o[0].amount);
+  EXPECT_EQ(tilings, (std::set<int>{0, 1, 2, 9}));
 }
 
 TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
@@ -288,9 +363,9 @@ TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
                                a_t ? "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16" : "ldmatrix.sync.aligned.m8n8.x4.shared.b16"})
         EXPECT_NE(text.find(insn), std::string::npos) << insn;
     }
-  // the 8-warp tilings (BEAM's), 256 threads per block
-  Schedule s = create_schedule(matmul_graph("CPU", {1, 256, 256, 64, dtypes::bfloat16}));
-  for (int tiling : {4, 5}) {
+  // the tilings past 48 KiB (BEAM's and BLOCK_MMA_TILE's; 8 warps: 256 threads per block)
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, dtypes::bfloat16}));
+  for (int tiling : {4, 5, 6, 7, 8, 9}) {
     std::vector<uint8_t> cubin =
         NvrtcCompiler("sm_90").compile(CudaRenderer().render(lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, tiling}})));
     EXPECT_EQ(std::string(cubin.begin(), cubin.begin() + 4), "\x7f" "ELF") << "tiling " << tiling;

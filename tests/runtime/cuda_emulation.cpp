@@ -30,6 +30,11 @@ const char* const kHostShim = R"SHIM(#include <sys/mman.h>
 #define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __shared__ static
+// Dynamic shared memory (LG_DYNAMIC_SHARED, codegen/gpu_launch.h): exactly the launch's bytes, right
+// before an inaccessible page (a kernel that goes past what its launch asked for faults), and
+// 0xff bytes (NaNs) at the start of every block, as uninitialized shared memory may hold anything.
+static unsigned char* lg_dynamic_shared;
+#define LG_DYNAMIC_SHARED(name) unsigned char* const name = lg_dynamic_shared
 struct lg_dim3 { unsigned x, y, z; };
 // The block's threads are fibers on this one OS thread (lg_launch below): each runs until its next
 // barrier, then the next one runs, so a barrier is a context switch rather than a wake-up of
@@ -196,10 +201,14 @@ static void lg_fiber() {
   lg_run(lg_kernel, lg_args);
   lg_done[threadIdx.x] = true;  /* then back to the scheduler (uc_link) */
 }
-extern "C" void lg_launch(unsigned gx, unsigned gy, unsigned bx, void** args) {
+extern "C" void lg_launch(unsigned gx, unsigned gy, unsigned bx, size_t shared, void** args) {
   const size_t stack = 256 << 10;
   char* stacks = (char*)mmap(nullptr, stack * bx, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (stacks == MAP_FAILED) abort();
+  const size_t page = 4096, shared_pages = (shared + page - 1) / page * page;
+  unsigned char* dyn = (unsigned char*)mmap(nullptr, shared_pages + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (dyn == MAP_FAILED || mprotect(dyn + shared_pages, page, PROT_NONE) != 0) abort();
+  lg_dynamic_shared = dyn + shared_pages - shared;
   std::vector<ucontext_t> fibers(bx);
   lg_fibers = fibers.data();
   lg_args = args;
@@ -207,6 +216,7 @@ extern "C" void lg_launch(unsigned gx, unsigned gy, unsigned bx, void** args) {
   for (unsigned by = 0; by < gy; by++)
     for (unsigned b = 0; b < gx; b++) {
       blockIdx = {b, by, 0};
+      std::memset(lg_dynamic_shared, 0xff, shared);
       for (unsigned t = 0; t < bx; t++) {
         getcontext(&fibers[t]);
         fibers[t].uc_stack.ss_sp = stacks + stack * t;
@@ -227,6 +237,7 @@ extern "C" void lg_launch(unsigned gx, unsigned gy, unsigned bx, void** args) {
       }
     }
   munmap(stacks, stack * bx);
+  munmap(dyn, shared_pages + page);
 }
 )SHIM";
 
@@ -255,11 +266,11 @@ void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers, 
   std::system(("rm -rf " + d).c_str());
   ASSERT_EQ(rc, 0) << cmd << "\n" << msg << "\n--- source ---\n" << source;
   ASSERT_NE(lib, nullptr) << dlerror();
-  auto launch = reinterpret_cast<void (*)(unsigned, unsigned, unsigned, void**)>(dlsym(lib, "lg_launch"));
+  auto launch = reinterpret_cast<void (*)(unsigned, unsigned, unsigned, size_t, void**)>(dlsym(lib, "lg_launch"));
   ASSERT_NE(launch, nullptr);
   LaunchDims dims = gpu_launch_dims(prog);
   std::vector<void*> args = buffers;
-  launch(dims.grid[0], dims.grid[1], dims.block[0], args.data());
+  launch(dims.grid[0], dims.grid[1], dims.block[0], static_cast<size_t>(dims.shared_bytes), args.data());
   dlclose(lib);
 }
 

@@ -4,7 +4,8 @@
 // combine of GROUPTOP, the store guard) run here with the launch geometry the CUDA device uses.
 //
 // How: the renderer's CUDA prelude is replaced by a host shim (threadIdx/blockIdx as globals,
-// __shared__ as static storage, warp shuffles through a block-wide buffer, 16-bit floats as the C
+// __shared__ as static storage, dynamic shared memory as exactly the launch's bytes before a guard
+// page, warp shuffles through a block-wide buffer, 16-bit floats as the C
 // prelude's bit arithmetic, mma.sync and ldmatrix per warp from the PTX ISA's fragment layouts,
 // cp.async written into shared memory only at the wait that covers it), the file is compiled by
 // the host C++ compiler into a shared object, and each block runs as block[0] fibers (ucontext) on
