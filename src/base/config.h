@@ -10,7 +10,8 @@
 //   LAZYGRAD_CACHE_DIR  where compiled kernels are cached (default $XDG_CACHE_HOME/lazygrad or
 //           ~/.cache/lazygrad)
 //   CC      the C compiler for the CPU device (default clang, else gcc)
-//   CUDA_ARCH  NVRTC's target when no GPU says which (default sm_90; e.g. sm_80, compute_90 for PTX)
+//   CUDA_ARCH  NVRTC's target when no GPU says which (default sm_90a, an H100/H200 with wgmma; e.g.
+//           sm_90, sm_80, compute_90 for PTX)
 //   TC      1 tensor cores (mma.sync) for bf16/fp16 matmuls on CUDA devices of sm_80 and later
 //           (default), 0 off (codegen/tensor_core.h)
 //   TC_WARP, TC_BLOCK  tensor-core tiling: most mma tiles per warp and warps per block, MxN
@@ -20,8 +21,9 @@
 //   BLOCK_MMA  1 block-tiled tensor-core matmuls (shared-memory tiles through cp.async and
 //           ldmatrix, a hand-written main loop) where a matmul's shape and layout allow (default),
 //           0 off: Opt TC alone (codegen/block_mma.h)
-//   BLOCK_MMA_TILE  n >= 0: every block matmul uses tiling n of block_mma_tilings() (where its
-//           shape allows; 4..9 need more than 48 KiB of shared memory), -1 the heuristic's (default)
+//   BLOCK_MMA_TILE  n >= 0: every block matmul uses tiling n of block_mma_tilings() where its
+//           shape, layout and the target allow, the others the heuristic's (4..11 need more than
+//           48 KiB of shared memory; 10, 11 are wgmma main loops: sm_90a), -1 the heuristic's (default)
 //   SMEM    1 shared-memory staging of tensor-core matmul tiles, 0 off (default: slower than
 //           unstaged on an H200 as it stands, docs/gpu.md) (codegen/smem.h)
 //   FLASH_ATTENTION  1: the Llama model's attention is one fused op (Tensor::flash_attention: no
@@ -46,7 +48,7 @@ struct Config {
   bool cache = true;
   std::string cache_dir;  // resolved: never empty after reading the environment
   std::string cc;         // "" = find clang, then gcc
-  std::string cuda_arch;  // "" = the GPU's own, or sm_90 where there is none
+  std::string cuda_arch;  // "" = the GPU's own (sm_90a on compute capability 9.0), or sm_90a where there is none
   std::string cuda_path;  // "" = search
   bool tc = true;
   bool block_mma = true;  // BLOCK_MMA=0: no block-tiled matmuls (codegen/block_mma.h)

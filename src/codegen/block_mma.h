@@ -35,12 +35,19 @@
 namespace lg {
 
 // How a block tiles its outputs: BM x BN outputs per block, warps_m x warps_n warps, BK k per
-// pipeline stage, `stages` k tiles in flight.
+// pipeline stage, `stages` k tiles in flight. wgmma: the main loop issues sm_90's warpgroup mmas
+// (wgmma.mma_async m64nBNk16, both operands read from shared memory by descriptor) instead of
+// ldmatrix and mma.sync; then BK is 64 (a row of a tile is one 128-byte swizzle atom), each warp
+// holds 16 rows (warps_m = BM / 16, warps_n = 1: four warps, one warpgroup, per 64 rows); an
+// operand contiguous along m or n is an MN-major tile (wgmma's transpose), as the PTX ISA allows
+// for 16-bit types, so every layout the block matmul takes has it.
 struct BlockMmaTiling {
   int bm, bn, bk, warps_m, warps_n, stages;
+  bool wgmma = false;
   bool operator==(const BlockMmaTiling&) const = default;
 };
-// Its tiles in the kernel's dynamic shared memory: stages * (BM + BN) * BK 16-bit elements.
+// Its tiles in the kernel's dynamic shared memory: stages * (BM + BN) * BK 16-bit elements (and,
+// for wgmma, 1 KiB more to align the tiles to the 1024-byte swizzle pattern).
 int64_t block_mma_shared_bytes(const BlockMmaTiling& t);
 
 // The tilings Opt BLOCK_MMA's amount picks from. The heuristic's (the first
@@ -49,7 +56,10 @@ int64_t block_mma_shared_bytes(const BlockMmaTiling& t);
 // smaller matmuls. Then, for BEAM and BLOCK_MMA_TILE (base/config.h), larger tiles in more shared
 // memory (each tile fetched feeds more mmas, fewer barriers per k): 128 x 256 and 256 x 128 (8 warps
 // of 64 x 64, 3 stages of 32 k: 72 KiB); 128 x 128 with 64 k per stage (96 KiB); 128 x 256 and
-// 256 x 128 with 64 k (144 KiB); 128 x 128 with 4 stages of 32 k (64 KiB).
+// 256 x 128 with 64 k (144 KiB); 128 x 128 with 4 stages of 32 k (64 KiB). Then the wgmma main
+// loop (sm_90a only: GPUs that have it, codegen/heuristic_tc.h cuda_wgmma): 128 x 256 (two
+// warpgroups of 64 x 256, 3 stages of 64 k: 145 KiB) and 128 x 128 (two of 64 x 128, 4 stages:
+// 129 KiB).
 const std::vector<BlockMmaTiling>& block_mma_tilings();
 inline constexpr int kBlockMmaHeuristicTilings = 4;
 
@@ -59,8 +69,8 @@ struct BlockMmaProduct {
   bool operator==(const BlockMmaProduct&) const = default;
 };
 
-// BLOCK_MMA's arg (a Shape): K, the tiling (bm, bn, bk, warps_m, warps_n, stages), then a_m, a_k,
-// b_n, b_k of each product.
+// BLOCK_MMA's arg (a Shape): K, the tiling (bm, bn, bk, warps_m, warps_n, stages, wgmma 0 or 1),
+// then a_m, a_k, b_n, b_k of each product.
 struct BlockMmaArg {
   int64_t k;
   BlockMmaTiling tiling;

@@ -249,10 +249,11 @@ std::optional<std::vector<Opt>> row_schedule(const RowKernel& k, const std::vect
 
 }  // namespace
 
-GpuKnobs GpuKnobs::defaults(bool tensor_cores) {
+GpuKnobs GpuKnobs::defaults(bool tensor_cores, bool wgmma) {
   GpuKnobs k;
   k.tensor_cores = tensor_cores;
   k.tc = TcTiling::from_config();
+  k.tc.wgmma = tensor_cores && wgmma;
   return k;
 }
 

@@ -17,8 +17,9 @@ struct GpuKnobs {
   int register_tile = 4;      // outputs per thread along a reused axis of a reduction (UPCAST; 1: none)
   bool vector = true;         // elementwise kernels: 16 bytes per thread along the contiguous axis
   int64_t shared_limit = 48 << 10;  // most shared memory per block the device gives (BEAM skips block tilings past it)
-  // The defaults (tc from TC_WARP, TC_BLOCK, SMEM); tensor_cores: the device can (cuda_tensor_cores).
-  static GpuKnobs defaults(bool tensor_cores);
+  // The defaults (tc from TC_WARP, TC_BLOCK, SMEM); tensor_cores: the device can (cuda_tensor_cores);
+  // wgmma: it has wgmma too (cuda_wgmma).
+  static GpuKnobs defaults(bool tensor_cores, bool wgmma = false);
   bool operator==(const GpuKnobs&) const = default;
 };
 

@@ -37,19 +37,29 @@ bool operand_contiguous(const std::vector<Access>& accesses, int along, int othe
   return any;
 }
 
-// Opt BLOCK_MMA for matmul `choice` (heuristic_tc.h: the first tiling with enough blocks, else the
-// last that applies; tiling `only` alone when it is not -1), or nullopt when no tiling applies.
+// Opt BLOCK_MMA for matmul `choice` (heuristic_tc.h): tiling `fixed` when it is not -1 and applies
+// (a wgmma tiling only where the target has wgmma), else of the heuristic's tilings the first with
+// enough blocks, else the last that applies; nullopt when none applies.
 std::optional<Opt> block_mma_opt(const NodeRef& ast, int choice, const std::vector<NodeRef>& axes, const TcAxes& c,
-                                 int only) {
+                                 int fixed, bool wgmma) {
+  const std::vector<BlockMmaTiling>& tilings = block_mma_tilings();
+  if (fixed >= 0) {
+    std::string why = "the target has no wgmma";
+    if (!tilings[fixed].wgmma || wgmma) try {
+        apply_block_mma(ast, choice, fixed);
+        return Opt{OptKind::BLOCK_MMA, choice, fixed};
+      } catch (const OptError& e) {
+        why = e.what();
+      }
+    if (config().debug >= 4) std::fprintf(stderr, "BLOCK_MMA_TILE=%d not taken (%s): the heuristic's tiling\n", fixed, why.c_str());
+  }
   int64_t others = 1;  // blocks along the other output axes (a batch, heads)
   for (int a = 0; a < static_cast<int>(axes.size()); a++)
     if (a != c.m && a != c.n && axes[a]->get_arg<RangeArg>().type != AxisType::REDUCE) others *= axes[a]->src[0]->const_as_int();
   const int64_t m = axes[c.m]->src[0]->const_as_int(), n = axes[c.n]->src[0]->const_as_int();
   std::optional<Opt> pick;
   std::string why;
-  const std::vector<BlockMmaTiling>& tilings = block_mma_tilings();
-  for (int t = 0; t < static_cast<int>(tilings.size()); t++) {
-    if (only >= 0 ? t != only : t >= kBlockMmaHeuristicTilings) continue;
+  for (int t = 0; t < kBlockMmaHeuristicTilings; t++) {
     try {
       apply_block_mma(ast, choice, t);
     } catch (const OptError& e) {
@@ -64,6 +74,8 @@ std::optional<Opt> block_mma_opt(const NodeRef& ast, int choice, const std::vect
 }
 
 }  // namespace
+
+bool cuda_wgmma(const std::string& arch) { return cuda_tensor_cores(arch) && (arch == "sm_90a" || arch == "compute_90a"); }
 
 bool cuda_tensor_cores(const std::string& arch) {
   size_t u = arch.find('_');
@@ -97,7 +109,7 @@ std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled, cons
   int64_t m = size(c.m), n = size(c.n), k = size(c.k);
   if (m < kTcM || n < kTcN || k < kTcK) return std::nullopt;
   if (tiling.block)
-    if (std::optional<Opt> o = block_mma_opt(ast, choice, axes, c, tiling.block_tiling)) return std::vector<Opt>{*o};
+    if (std::optional<Opt> o = block_mma_opt(ast, choice, axes, c, tiling.block_tiling, tiling.wgmma)) return std::vector<Opt>{*o};
   std::vector<Access> accesses = kernel_accesses(ast);
   // The list for lane runs of `run` elements (0: the PTX order) and the block's tile, bm x bn.
   struct Tiled {

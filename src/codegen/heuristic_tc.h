@@ -11,6 +11,9 @@ namespace lg {
 // Whether kernels for a CUDA architecture ("sm_90", "compute_80", ...) may use Opt TC: mma.sync
 // m16n8k16 with bf16 needs sm_80 or later; TC=0 (base/config.h) turns it off.
 bool cuda_tensor_cores(const std::string& arch);
+// Whether they may use wgmma (block-matmul tilings with the warpgroup main loop): the arch-specific
+// sm_90a target (H100, H200; what the CUDA device compiles for on compute capability 9.0).
+bool cuda_wgmma(const std::string& arch);
 
 // How a tensor-core matmul is tiled: at most warp_m x warp_n mma tiles per warp (UPCAST of m/16
 // and n/8: A fragments reused along n, B along m) and block_m x block_n warps per block (LOCAL);
@@ -22,14 +25,15 @@ bool cuda_tensor_cores(const std::string& arch);
 // outputs each lane stores. 0: the PTX order (4-byte pairs; what SMEM stages).
 // block: a matmul that Opt BLOCK_MMA can take (codegen/block_mma.h: sizes multiples of a block
 // tile, operands contiguous along one axis) gets it instead, and the fields above do not apply to
-// it; block_tiling: which of block_mma_tilings() (-1: the heuristic's pick, below; a tiling that
-// does not apply leaves the matmul to Opt TC).
+// it; block_tiling: which of block_mma_tilings() (-1: the heuristic's pick, below; where that
+// tiling does not apply, by shape, layout or target, the heuristic's pick too).
 struct TcTiling {
   int warp_m = 4, warp_n = 8, block_m = 2, block_n = 2;
   bool smem = false;
   int run_bytes = 16;
   bool block = true;
   int block_tiling = -1;
+  bool wgmma = false;  // the target has wgmma (cuda_wgmma): block tilings that use it may be taken
   static TcTiling from_config();  // TC_WARP, TC_BLOCK, SMEM, TC_RUN, BLOCK_MMA, BLOCK_MMA_TILE (base/config.h)
   bool operator==(const TcTiling&) const = default;
 };
@@ -40,7 +44,8 @@ struct TcTiling {
 // largest counts that divide the tiles there are), a block up to tiling.block_m x block_n warps;
 // every output axis left is a grid axis (GLOBAL). With tiling.block, a matmul BLOCK_MMA takes gets
 // the first of the heuristic's block_mma_tilings() that gives at least kBlockMmaMinBlocks blocks,
-// else the last that applies (smaller tiles, more blocks); tiling.block_tiling picks one instead.
+// else the last that applies (smaller tiles, more blocks); tiling.block_tiling picks one instead
+// where it applies.
 inline constexpr int64_t kBlockMmaMinBlocks = 128;
 std::optional<std::vector<Opt>> tc_heuristic_opts(const NodeRef& scheduled, const TcTiling& tiling = TcTiling::from_config());
 

@@ -25,6 +25,29 @@ template <int R, int C, int THREADS> LG_D void lg_bmma_copy(uint16_t* s, const u
     lg_cp_async16(s + lg_bmma_at<C>(r, c), g + r * ld + c);
   }
 }
+/* The pipeline of both main loops: STAGES - 1 k tiles in flight before the first mma; each step
+   waits for its own tile (all but the STAGES - 2 newest copy groups done), with PROXY_FENCE fences
+   its landed copies for the async proxy (wgmma's reads), then the barrier makes every thread's
+   copies visible and ends every warp's reads of the stage the next copy overwrites. load(s, kt):
+   k tile kt into stage s; compute(s): the mmas of stage s, done with its shared memory on return. */
+template <int STAGES, bool PROXY_FENCE, class Load, class Compute>
+LG_D void lg_bmma_pipeline(int tiles, const Load& load, const Compute& compute) {
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; s++) {
+    if (s < tiles) load(s, s);
+    lg_cp_async_commit();
+  }
+  for (int kt = 0; kt < tiles; kt++) {
+    lg_cp_async_wait<STAGES - 2>();
+    if constexpr (PROXY_FENCE) lg_fence_proxy_async();
+    __syncthreads();
+    const int next = kt + STAGES - 1;
+    if (next < tiles) load(next % STAGES, next);
+    lg_cp_async_commit();
+    compute(kt % STAGES);
+  }
+  lg_cp_async_wait<0>();
+}
 /* acc[tm][tn] of warp (wm, wn) = the block's A (BM x K, from a_ptr + a_off) times B (K x BN, from
    b_ptr + b_off), plus acc unless `first` (a sum of products: one call per product). A_K: A is contiguous along k (element (m, k) at m*a_ld + k), else along m (at
    k*a_ld + m); B_K: B is contiguous along k (element (k, n) at n*b_ld + k), else along n.
@@ -95,23 +118,93 @@ LG_D void lg_block_mma(const void* a_ptr, int64_t a_off, int64_t a_ld, const voi
         }
     }
   };
-  /* The pipeline: STAGES - 1 k tiles in flight before the first mma; each step waits for its own
-     tile (all but the STAGES - 2 newest copy groups done), then the barrier makes every thread's
-     copies visible and ends every warp's reads of the stage the next copy overwrites. */
+  lg_bmma_pipeline<STAGES, false>(tiles, load, compute);
+}
+/* A wgmma descriptor (PTX ISA, "Matrix Descriptor Format") with the 128-byte swizzle: start
+   address, leading and stride byte offsets (each >> 4), swizzle mode 1. Its tile's 1024-byte
+   swizzle atoms (8 rows of 128 bytes, 16-byte chunk c of row r at c XOR r % 8) start 1024-byte
+   aligned (base offset 0).
+   K-major (lg_bmma_at<64>: row r of the tile holds r's 64 k, one atom row): the 8-row groups are
+   SBO = 1024 bytes apart (LBO unused, 1); the 16 k of one mma start 32 bytes further per 16 k.
+   MN-major (lg_wgmma_mn_at: an atom row holds 64 consecutive m or n of one k): the atoms along
+   m or n are LBO = 1024 bytes apart, the 8-k groups SBO = (MN / 64) * 1024; one mma reads two
+   8-k groups, so the next 16 k start 2 * SBO further. */
+LG_D uint64_t lg_wgmma_desc(uint32_t addr, uint32_t lbo, uint32_t sbo) {
+  return (uint64_t)((addr & 0x3ffff) >> 4) | (uint64_t)(lbo >> 4) << 16 | (uint64_t)(sbo >> 4) << 32 | (uint64_t)1 << 62;
+}
+/* Offset of element (k, x) of a 64 x MN MN-major tile (x along m or n): atom x / 64 of k-group
+   k / 8, row k % 8 of the atom, chunk (x % 64) / 8 XOR k % 8. */
+template <int MN> LG_D int lg_wgmma_mn_at(int k, int x) {
+  return ((k >> 3) * (MN / 64) + (x >> 6)) * 512 + (k & 7) * 64 + ((((x & 63) >> 3) ^ (k & 7)) << 3) + (x & 7);
+}
+/* An MN-major 64 x MN tile from global memory (k rows ld elements apart, m or n contiguous) into
+   shared memory by lg_wgmma_mn_at, one 16-byte cp.async per piece (consecutive threads,
+   consecutive pieces of a row: coalesced). */
+template <int MN, int THREADS> LG_D void lg_wgmma_copy_mn(uint16_t* s, const uint16_t* g, int64_t ld, int t) {
+  static_assert(64 * MN / 8 % THREADS == 0, "a tile's 16-byte pieces are not a multiple of the threads");
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; s++) {
-    if (s < tiles) load(s, s);
-    lg_cp_async_commit();
+  for (int i = 0; i < 64 * MN / 8 / THREADS; i++) {
+    const int q = t + i * THREADS, k = q / (MN / 8), x = q % (MN / 8) * 8;
+    lg_cp_async16(s + lg_wgmma_mn_at<MN>(k, x), g + k * ld + x);
   }
-  for (int kt = 0; kt < tiles; kt++) {
-    lg_cp_async_wait<STAGES - 2>();
-    __syncthreads();
-    const int next = kt + STAGES - 1;
-    if (next < tiles) load(next % STAGES, next);
-    lg_cp_async_commit();
-    compute(kt % STAGES);
+}
+/* lg_block_mma with warpgroup mmas (sm_90a): the same pipeline (BK = 64, `STAGES - 1` k tiles
+   ahead), and per k tile each warpgroup (warps 4g..4g+3: rows 64g..64g+63) issues 4 wgmma
+   m64nBNk16 reading its A rows and all of B from the stage by descriptor, then commits and waits
+   for them before the next barrier (so the stage may be overwritten after it). A_K, B_K: the
+   operand is contiguous along k (its tile K-major, lg_bmma_at<64>), else along m or n (MN-major,
+   lg_wgmma_mn_at; wgmma's transpose flag for it). Each thread fences its landed copies for the
+   async proxy (what wgmma reads through) before the barrier that publishes a stage.
+   acc[0][tn] is the thread's 16 rows' columns 8tn.. as an mma.sync C fragment, which is wgmma's D
+   layout. smem: block_mma_shared_bytes, the tiles from its first 1024-byte aligned address. */
+template <int BM, int BN, int STAGES, bool A_K, bool B_K, bool BF16>
+LG_D void lg_block_wgmma(const void* a_ptr, int64_t a_off, int64_t a_ld, const void* b_ptr, int64_t b_off, int64_t b_ld,
+                         int64_t K, int wm, int t, bool first, uint16_t* smem, lg_mma_f32x4 (&acc)[1][BN / 8]) {
+  constexpr int BK = 64, THREADS = 2 * BM, A_TILE = BM * BK, STAGE = (BM + BN) * BK;
+  static_assert(BM % 64 == 0 && (BN == 128 || BN == 256), "warpgroups of 64 rows, wgmma n of 128 or 256");
+  uint16_t* const lg_bmma_smem = smem + ((1024 - (lg_smem_address(smem) & 1023)) & 1023) / 2;
+  const uint16_t* A = (const uint16_t*)a_ptr + a_off;
+  const uint16_t* B = (const uint16_t*)b_ptr + b_off;
+  if (first) {
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++) acc[0][j] = lg_mma_f32x4{{0.f, 0.f, 0.f, 0.f}};
+  } else {
+    __syncthreads(); /* the previous product's last reads of shared memory are done */
   }
-  lg_cp_async_wait<0>();
+  const int tiles = (int)(K / BK);
+  auto load = [&](int s, int kt) {
+    uint16_t* sa = lg_bmma_smem + s * STAGE;
+    const int64_t k0 = (int64_t)kt * BK;
+    if (A_K) lg_bmma_copy<BM, BK, THREADS>(sa, A + k0, a_ld, t);
+    else lg_wgmma_copy_mn<BM, THREADS>(sa, A + k0 * a_ld, a_ld, t);
+    if (B_K) lg_bmma_copy<BN, BK, THREADS>(sa + A_TILE, B + k0, b_ld, t);
+    else lg_wgmma_copy_mn<BN, THREADS>(sa + A_TILE, B + k0 * b_ld, b_ld, t);
+  };
+  /* Per operand: where its 16 k number kk start (the warpgroup's rows for A), LBO and SBO. */
+  constexpr uint32_t a_step = A_K ? 32 : 2 * (BM / 64) * 1024, b_step = B_K ? 32 : 2 * (BN / 64) * 1024;
+  constexpr uint32_t a_lbo = A_K ? 16 : 1024, a_sbo = A_K ? 1024 : (BM / 64) * 1024;
+  constexpr uint32_t b_lbo = B_K ? 16 : 1024, b_sbo = B_K ? 1024 : (BN / 64) * 1024;
+  const uint32_t a_rows = A_K ? (wm / 4) * 64 * BK * 2 : (wm / 4) * 1024;
+  float* d = acc[0][0].x;
+  auto compute = [&](int s) {
+    const uint16_t* sa = lg_bmma_smem + s * STAGE;
+    const uint32_t a0 = lg_smem_address(sa) + a_rows, b0 = lg_smem_address(sa + A_TILE);
+    lg_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++) {
+      const uint64_t da = lg_wgmma_desc(a0 + kk * a_step, a_lbo, a_sbo), db = lg_wgmma_desc(b0 + kk * b_step, b_lbo, b_sbo);
+      if constexpr (BN == 256) {
+        if (BF16) lg_wgmma_m64n256k16_bf16<!A_K, !B_K>(d, da, db);
+        else lg_wgmma_m64n256k16_f16<!A_K, !B_K>(d, da, db);
+      } else {
+        if (BF16) lg_wgmma_m64n128k16_bf16<!A_K, !B_K>(d, da, db);
+        else lg_wgmma_m64n128k16_f16<!A_K, !B_K>(d, da, db);
+      }
+    }
+    lg_wgmma_commit();
+    lg_wgmma_wait<0>();
+  };
+  lg_bmma_pipeline<STAGES, true>(tiles, load, compute);
 }
 )BMMA";
 
@@ -128,6 +221,14 @@ std::string block_mma_call(const BlockMmaArg& arg, DType input, const std::strin
     const BlockMmaOperands& o = operands[p];
     const bool a_k = x.a_k == 1, b_k = x.b_k == 1;
     const int64_t a_ld = a_k ? x.a_m : x.a_k, b_ld = b_k ? x.b_n : x.b_k;
+    if (g.wgmma) {
+      LG_CHECK(g.bk == 64 && g.warps_m * 16 == g.bm && g.warps_n == 1, "BLOCK_MMA: a wgmma tiling it cannot run");
+      out += str("\nlg_block_wgmma<", g.bm, ", ", g.bn, ", ", g.stages, ", ", a_k ? "true" : "false", ", ", b_k ? "true" : "false", ", ",
+                 input == dtypes::bfloat16 ? "true" : "false", ">(",
+                 o.a, ", ", o.a_off, ", ", a_ld, "ll, ", o.b, ", ", o.b_off, ", ", b_ld, "ll, ", arg.k, "ll, (int)", wm, ", (int)", t,
+                 ", ", p == 0 ? "true" : "false", ", (uint16_t*)", smem, ", ", acc, ");");
+      continue;
+    }
     out += str("\nlg_block_mma<", g.bm, ", ", g.bn, ", ", g.bk, ", ", g.warps_m, ", ", g.warps_n, ", ", g.stages, ", ",
                a_k ? "true" : "false", ", ", b_k ? "true" : "false", ", ", input == dtypes::bfloat16 ? "true" : "false", ">(",
                o.a, ", ", o.a_off, ", ", a_ld, "ll, ", o.b, ", ", o.b_off, ", ", b_ld, "ll, ", arg.k, "ll, (int)", wm, ", (int)", wn,

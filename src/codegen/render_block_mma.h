@@ -15,9 +15,14 @@
 //   - one cp.async.wait_group and one __syncthreads per k tile.
 // Its stages live in the kernel's dynamic shared memory (a pointer argument), so tiles past
 // 48 KiB are possible and the products of one reduction share them.
+// lg_block_wgmma<...>() is its sibling for the wgmma tilings (sm_90a): the same copies, tiles in
+// the 128-byte swizzle a wgmma descriptor names (K-major or MN-major per operand), and per warpgroup
+// of 64 rows wgmma.mma_async reading both from shared memory; the accumulators come out in the same
+// C-fragment layout (acc[0][tn]).
 // It uses the dialect prelude's primitives (render_cuda.cpp; the test emulation has its own):
 // lg_cp_async16, lg_cp_async_commit, lg_cp_async_wait<N>, lg_ldmatrix_x4[_trans],
-// lg_mma_m16n8k16_{bf16,f16}.
+// lg_mma_m16n8k16_{bf16,f16}; for wgmma lg_fence_proxy_async, lg_wgmma_fence, lg_wgmma_commit,
+// lg_wgmma_wait<N>, lg_wgmma_m64n{128,256}k16_{bf16,f16}<TA, TB>.
 #include <string>
 #include <vector>
 

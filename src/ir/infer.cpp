@@ -113,7 +113,7 @@ void check_node(Op op, DType dtype, const std::vector<NodeRef>& src, const Arg& 
       LG_CHECK(src[p]->op == Op::DEFINE_GLOBAL && src[p + 2]->op == Op::DEFINE_GLOBAL && src[p]->dtype.base() == ab &&
                    src[p + 2]->dtype.base() == ab && (ab == dtypes::bfloat16 || ab == dtypes::float16),
                "BLOCK_MMA operands are not kernel arguments of one 16-bit float dtype");
-    LG_CHECK(dtype == dtypes::float32 && std::get<Shape>(arg).size() == 7 + (src.size() - 8), "BLOCK_MMA of ", name(dtype));
+    LG_CHECK(dtype == dtypes::float32 && std::get<Shape>(arg).size() == 8 + (src.size() - 8), "BLOCK_MMA of ", name(dtype));
   }
   if (op == Op::IOTA) LG_CHECK(is_int(dtype) || is_float(dtype), "IOTA of ", name(dtype));
 }

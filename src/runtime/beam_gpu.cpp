@@ -84,7 +84,8 @@ std::vector<GpuKnobs> gpu_knob_steps(const GpuKnobs& k, bool tensor_cores_allowe
     with([](GpuKnobs& s) { s.tc.block = !s.tc.block; });
     if (t.block)
       for (int b = 0; b < static_cast<int>(block_mma_tilings().size()); b++)
-        if (b != t.block_tiling && block_mma_shared_bytes(block_mma_tilings()[b]) <= k.shared_limit)
+        if (b != t.block_tiling && block_mma_shared_bytes(block_mma_tilings()[b]) <= k.shared_limit &&
+            (t.wgmma || !block_mma_tilings()[b].wgmma))
           with([&](GpuKnobs& s) { s.tc.block_tiling = b; });
     for (int run : {0, 8, 16, 32})
       if (run != t.run_bytes) with([&](GpuKnobs& s) { s.tc.run_bytes = run; });

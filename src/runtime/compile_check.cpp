@@ -72,13 +72,13 @@ class CompileCheckDevice : public Device {
   const Renderer* renderer() const override { return renderer_.get(); }
   const Compiler* compiler() const override { return compiler_.get(); }
   bool runs_kernels() const override { return run_; }
-  std::vector<Opt> heuristic_opts(const NodeRef& ast) const override { return gpu_heuristic_opts(ast, tensor_cores_); }
+  std::vector<Opt> heuristic_opts(const NodeRef& ast) const override { return gpu_heuristic_opts(ast, knobs()); }
   // CUDACHECK: the GPU space, each candidate compiled by NVRTC and timed as its C program on the
   // CPU (the times say nothing of a GPU; the search proves every candidate compiles and computes the
   // right values). CUDANULL runs nothing to time; HIPCHECK has no HIP device to tune for.
   std::unique_ptr<BeamSpace> beam_space(const NodeRef& ast) const override {
     if (!run_ || !search_) return nullptr;
-    return gpu_beam_space(ast, GpuKnobs::defaults(tensor_cores_));
+    return gpu_beam_space(ast, knobs());
   }
   // binary: the GPU compiler's output for the GPU source; the program that runs is the C one.
   std::unique_ptr<Program> load(const LinearProgram& prog, const std::string& source, const std::vector<uint8_t>& binary) override {
@@ -94,6 +94,15 @@ class CompileCheckDevice : public Device {
   std::unique_ptr<Renderer> renderer_;
   std::unique_ptr<Compiler> compiler_;
   std::unique_ptr<Device> cpu_;  // its own CPU device (allocator, C renderer, C compiler)
+  // The GPU heuristic's knobs: CUDA for sm_90a (the default CUDA_ARCH) models an H200, which has
+  // wgmma and gives a block 227 KiB of shared memory.
+  GpuKnobs knobs() const {
+    const bool wgmma = tensor_cores_ && cuda_wgmma(default_cuda_arch());  // tensor_cores_: CUDA only
+    GpuKnobs k = GpuKnobs::defaults(tensor_cores_, wgmma);
+    if (wgmma) k.shared_limit = 227 << 10;
+    return k;
+  }
+
   bool tensor_cores_;
   bool run_, search_, record_;
   AddressSpaceAllocator null_memory_;
@@ -101,7 +110,7 @@ class CompileCheckDevice : public Device {
 
 }  // namespace
 
-// CUDA for CUDA_ARCH (default sm_90): kernels run on the CPU (CUDACHECK) or not at all (CUDANULL).
+// CUDA for CUDA_ARCH (default sm_90a): kernels run on the CPU (CUDACHECK) or not at all (CUDANULL).
 static std::unique_ptr<Device> make_cuda_compile_device(const std::string& name, bool run) {
   return std::make_unique<CompileCheckDevice>(name, std::make_unique<CudaRenderer>(),
                                               std::make_unique<NvrtcCompiler>(default_cuda_arch()),

@@ -47,7 +47,8 @@ struct CudaContext {
     int major = 0, minor = 0;
     cu_check(a.cuDeviceGetAttribute(&major, kCuAttrComputeCapabilityMajor, dev), "cuDeviceGetAttribute");
     cu_check(a.cuDeviceGetAttribute(&minor, kCuAttrComputeCapabilityMinor, dev), "cuDeviceGetAttribute");
-    arch = !config().cuda_arch.empty() ? config().cuda_arch : str("sm_", major, minor);
+    // Compute capability 9.0 (H100, H200) gets its arch-specific target, sm_90a: what wgmma needs.
+    arch = !config().cuda_arch.empty() ? config().cuda_arch : str("sm_", major, minor, major == 9 && minor == 0 ? "a" : "");
     cu_check(a.cuDeviceGetAttribute(&shared_optin, kCuAttrMaxSharedMemoryPerBlockOptin, dev), "cuDeviceGetAttribute");
     if (config().debug >= 1) {
       char gpu[256] = {0};
@@ -242,10 +243,10 @@ class CudaDevice : public Device {
   const Renderer* renderer() const override { return &renderer_; }
   const Compiler* compiler() const override { return &compiler_; }
   std::vector<Opt> heuristic_opts(const NodeRef& ast) const override {
-    return gpu_heuristic_opts(ast, cuda_tensor_cores(ctx_.arch));
+    return gpu_heuristic_opts(ast, GpuKnobs::defaults(cuda_tensor_cores(ctx_.arch), cuda_wgmma(ctx_.arch)));
   }
   std::unique_ptr<BeamSpace> beam_space(const NodeRef& ast) const override {
-    GpuKnobs k = GpuKnobs::defaults(cuda_tensor_cores(ctx_.arch));
+    GpuKnobs k = GpuKnobs::defaults(cuda_tensor_cores(ctx_.arch), cuda_wgmma(ctx_.arch));
     k.shared_limit = ctx_.shared_optin;  // less the kernel's static arrays, which a block matmul has none of
     return gpu_beam_space(ast, k);
   }

@@ -125,7 +125,7 @@ struct ProgramHandle {
 
 }  // namespace
 
-std::string default_cuda_arch() { return config().cuda_arch.empty() ? "sm_90" : config().cuda_arch; }
+std::string default_cuda_arch() { return config().cuda_arch.empty() ? "sm_90a" : config().cuda_arch; }
 
 bool nvrtc_available(std::string* why) {
   const Loaded& l = loaded();

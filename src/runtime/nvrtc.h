@@ -30,7 +30,8 @@ class NvrtcCompiler : public Compiler {
   std::vector<std::string> options_;
 };
 
-// The architecture to compile for without a GPU to ask: CUDA_ARCH, else sm_90.
+// The architecture to compile for without a GPU to ask: CUDA_ARCH, else sm_90a (an H100 or H200,
+// as the CUDA device targets them: sm_90 with its arch-specific instructions, wgmma).
 std::string default_cuda_arch();
 
 // Whether NVRTC loads and the CUDA headers are found (tests skip without them); `why` says what

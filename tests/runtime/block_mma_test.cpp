@@ -211,12 +211,32 @@ TEST_F(BlockMma, TheLargeTilingsInDynamicSharedMemoryAsEmulatedCuda) {
   expect_close(run_block(four, 9, Run::EmulatedCuda), reference(four), 1e-6, "4 stages");
 }
 
+// The wgmma main loop (sm_90a): warpgroups of 64 rows reading both tiles by descriptor from the
+// 128-byte-swizzled stages, K-major or MN-major (A as a or a^T, B as b or W^T: the four layouts
+// of a layer's forward and backward products). The emulation applies an mma only at the wait
+// that covers it, reading the tiles then through the async proxy's view, so a kernel that
+// overwrites a stage before waiting, or does not fence its copies, computes something else; each
+// element adds its 16 products in k order to D, so the C program's bits come out.
+TEST_F(BlockMma, TheWgmmaTilingsAsEmulatedCudaMatchTheCProgramBitForBit) {
+  for (bool a_t : {false, true})
+    for (bool b_t : {false, true}) {
+      Matmul wide{2, 128, 256, 192, dtypes::bfloat16, false, a_t, b_t};  // 3 k tiles of 64 in 3 stages; a batch of 2
+      std::vector<float> got = run_block(wide, 10, Run::EmulatedCuda);
+      expect_close(got, reference(wide), 1e-6, label(wide));
+      EXPECT_EQ(got, run_block(wide, 10, Run::CProgram)) << label(wide);
+    }
+  Matmul deep{1, 256, 128, 320, dtypes::float16, true, true, false};  // 5 k tiles in 4 stages, fp16 out, A^T @ B
+  expect_close(run_block(deep, 11, Run::EmulatedCuda), reference(deep), 2.0 / 1024, label(deep));
+}
+
 // Every tiling's launch asks for exactly its stages of A and B tiles as dynamic shared memory, which
 // the kernel declares once and every product's main loop shares.
 TEST_F(BlockMma, TheLaunchCarriesEachTilingsSharedMemory) {
-  const int64_t want[] = {48 << 10, 36 << 10, 36 << 10, 24 << 10, 72 << 10, 72 << 10, 96 << 10, 144 << 10, 144 << 10, 64 << 10};
+  const int64_t want[] = {48 << 10,  36 << 10,  36 << 10,  24 << 10,  72 << 10,         72 << 10,
+                          96 << 10,  144 << 10, 144 << 10, 64 << 10,  (144 + 1) << 10, (128 + 1) << 10};
   ASSERT_EQ(block_mma_tilings().size(), std::size(want));
-  Schedule s = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, dtypes::bfloat16}));
+  // x @ W^T: both operands contiguous along k, which the wgmma tilings need
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, dtypes::bfloat16, false, false, true}));
   for (int t = 0; t < static_cast<int>(std::size(want)); t++) {
     EXPECT_EQ(block_mma_shared_bytes(block_mma_tilings()[t]), want[t]) << "tiling " << t;
     LinearProgram p = lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, t}});
@@ -236,24 +256,32 @@ TEST_F(BlockMma, TheLaunchCarriesEachTilingsSharedMemory) {
   EXPECT_EQ(calls, 2u);
 }
 
-// BLOCK_MMA_TILE fixes the tiling where the shape allows it (else Opt TC as before); a number that
-// is no tiling is a user error naming the variable.
+// BLOCK_MMA_TILE fixes the tiling where the shape, layout and target allow it, else the heuristic
+// picks as without it; a number that is no tiling is a user error naming the variable.
 TEST_F(BlockMma, BlockMmaTileFixesTheTiling) {
   Schedule s = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, dtypes::bfloat16}));
   setenv("BLOCK_MMA_TILE", "7", 1);
   config_reload();
   EXPECT_EQ(gpu_heuristic_opts(s.items.at(0).ast, true), (std::vector<Opt>{{OptKind::BLOCK_MMA, 0, 7}}));
+  // 128 x 128 is no multiple of tiling 7's 128 x 256 block: the heuristic's pick (tiling 3: 64 x 64
+  // blocks, the last that applies, as none gives 128 blocks)
   Schedule small = create_schedule(matmul_graph("CPU", {1, 128, 128, 64, dtypes::bfloat16}));
-  std::vector<Opt> fallback = gpu_heuristic_opts(small.items.at(0).ast, true);
-  EXPECT_TRUE(std::none_of(fallback.begin(), fallback.end(), [](const Opt& o) { return o.kind == OptKind::BLOCK_MMA; }))
-      << to_string(fallback);
+  EXPECT_EQ(gpu_heuristic_opts(small.items.at(0).ast, true), (std::vector<Opt>{{OptKind::BLOCK_MMA, 0, 3}}));
+  // a wgmma tiling only where the target has wgmma (sm_90a), for a @ b and x @ W^T alike
   setenv("BLOCK_MMA_TILE", "10", 1);
+  config_reload();
+  Schedule nt = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, dtypes::bfloat16, false, false, true}));
+  for (const Schedule* m : {&s, &nt}) {
+    EXPECT_EQ(gpu_heuristic_opts(m->items.at(0).ast, GpuKnobs::defaults(true, true)), (std::vector<Opt>{{OptKind::BLOCK_MMA, 0, 10}}));
+    EXPECT_EQ(gpu_heuristic_opts(m->items.at(0).ast, GpuKnobs::defaults(true, false)), (std::vector<Opt>{{OptKind::BLOCK_MMA, 0, 3}}));
+  }
+  setenv("BLOCK_MMA_TILE", "12", 1);
   config_reload();
   try {
     gpu_heuristic_opts(s.items.at(0).ast, true);
-    ADD_FAILURE() << "BLOCK_MMA_TILE=10 was taken";
+    ADD_FAILURE() << "BLOCK_MMA_TILE=12 was taken";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("BLOCK_MMA_TILE=10"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("BLOCK_MMA_TILE=12"), std::string::npos) << e.what();
   }
   unsetenv("BLOCK_MMA_TILE");
   config_reload();
@@ -343,6 +371,16 @@ TEST_F(BlockMma, BeamStepsTheTilingAndTurnsItOff) {
   for (const std::vector<Opt>& o : wide->next(wide->starts()[0]))
     if (o.size() == 1 && o[0].kind == OptKind::BLOCK_MMA) tilings.insert(o[0].amount);
   EXPECT_EQ(tilings, (std::set<int>{0, 1, 2, 9}));
+  // and with wgmma (sm_90a), x @ W^T of 256 x 256 x 128: the wgmma tilings too
+  Matmul nt{1, 256, 256, 128, dtypes::bfloat16, false, false, true};
+  Schedule s2 = create_schedule(matmul_graph("CPU", nt));
+  GpuKnobs h200 = GpuKnobs::defaults(true, true);
+  h200.shared_limit = 227 << 10;
+  std::unique_ptr<BeamSpace> sm90a = gpu_beam_space(s2.items.at(0).ast, h200);
+  tilings.clear();
+  for (const std::vector<Opt>& o : sm90a->next(sm90a->starts()[0]))
+    if (o.size() == 1 && o[0].kind == OptKind::BLOCK_MMA) tilings.insert(o[0].amount);
+  EXPECT_TRUE(tilings.count(10) && tilings.count(11)) << tilings.size();
 }
 
 TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
@@ -370,6 +408,25 @@ TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
         NvrtcCompiler("sm_90").compile(CudaRenderer().render(lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, tiling}})));
     EXPECT_EQ(std::string(cubin.begin(), cubin.begin() + 4), "\x7f" "ELF") << "tiling " << tiling;
   }
+  // the wgmma tilings, for sm_90a (bf16 and fp16; x @ W^T, K-major operands, and a^T @ b, both
+  // MN-major: the instruction's transpose immediates 0, 0 and 1, 1 after the scales 1, 1)
+  for (DType t : {dtypes::bfloat16, dtypes::float16})
+    for (bool a_t : {false, true}) {
+      Schedule nt = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, t, false, a_t, !a_t}));
+      for (int tiling : {10, 11}) {
+        SCOPED_TRACE(str(name(t), " tiling ", tiling, a_t ? " a^T @ b" : " a @ W^T"));
+        std::string src = CudaRenderer().render(lower_kernel(nt.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, tiling}}));
+        std::vector<uint8_t> cubin = NvrtcCompiler("sm_90a").compile(src);
+        EXPECT_EQ(std::string(cubin.begin(), cubin.begin() + 4), "\x7f" "ELF");
+        std::vector<uint8_t> ptx = NvrtcCompiler("compute_90a").compile(src);
+        std::string text(ptx.begin(), ptx.end());
+        for (std::string insn : {str("wgmma.mma_async.sync.aligned.m64n", tiling == 10 ? 256 : 128, "k16.f32.", t == dtypes::bfloat16 ? "bf16" : "f16"),
+                                 std::string(a_t ? "p, 1, 1, 1, 1;" : "p, 1, 1, 0, 0;"), std::string("wgmma.fence.sync.aligned"),
+                                 std::string("fence.proxy.async.shared::cta"), std::string("wgmma.commit_group.sync.aligned"),
+                                 std::string("wgmma.wait_group.sync.aligned"), std::string("cp.async.cg.shared.global")})
+          EXPECT_NE(text.find(insn), std::string::npos) << insn;
+      }
+    }
 }
 
 }  // namespace

@@ -35,6 +35,25 @@ const char* const kHostShim = R"SHIM(#include <sys/mman.h>
 // 0xff bytes (NaNs) at the start of every block, as uninitialized shared memory may hold anything.
 static unsigned char* lg_dynamic_shared;
 #define LG_DYNAMIC_SHARED(name) unsigned char* const name = lg_dynamic_shared
+// Shared addresses (what __cvta_generic_to_shared gives, in wgmma descriptors) are offsets from the
+// start of the page-aligned mapping that holds the dynamic shared memory, so an address is 1024-byte
+// aligned exactly when the pointer is, as on a GPU.
+static unsigned char* lg_shared_window;
+static size_t lg_shared_window_bytes;
+static inline uint32_t lg_smem_address(const void* p) { return (uint32_t)((const unsigned char*)p - lg_shared_window); }
+static inline bool lg_in_shared_window(const void* p) {
+  return (const unsigned char*)p >= lg_shared_window && (const unsigned char*)p < lg_shared_window + lg_shared_window_bytes;
+}
+// The async proxy's view of that memory (what wgmma reads, by descriptor): a second copy of the
+// window that a thread's landed cp.async writes reach only at that thread's next
+// fence.proxy.async (PTX ISA: an async proxy fence orders earlier writes to shared memory before a
+// wgmma's reads of them). A copy in flight makes its 16 bytes 0xff in both views, so a wgmma that
+// reads a stage no fence published, or one that a copy is overwriting, computes NaNs.
+static unsigned char* lg_async_view;
+static std::vector<void*> lg_unfenced[1024]; /* per thread: landed copies not yet fenced */
+// The first broken rule of the CUDA protocol the kernel ran into (none: null), read after the launch.
+static const char* lg_emulation_error;
+extern "C" const char* lg_emulation_error_of_launch() { return lg_emulation_error; }
 struct lg_dim3 { unsigned x, y, z; };
 // The block's threads are fibers on this one OS thread (lg_launch below): each runs until its next
 // barrier, then the next one runs, so a barrier is a context switch rather than a wake-up of
@@ -43,6 +62,10 @@ static lg_dim3 threadIdx, blockIdx, gridDim;
 static ucontext_t lg_scheduler;
 static ucontext_t* lg_fibers;
 static inline void __syncthreads() { swapcontext(&lg_fibers[threadIdx.x], &lg_scheduler); }
+static inline void lg_fence_proxy_async() {
+  for (void* d : lg_unfenced[threadIdx.x]) std::memcpy(lg_async_view + lg_smem_address(d), d, 16);
+  lg_unfenced[threadIdx.x].clear();
+}
 // Every thread of the block calls it together (the renderer only shuffles in uniform code): each
 // publishes its value, then reads its xor partner's.
 static unsigned char lg_shuffle[1024 * 8];
@@ -146,6 +169,7 @@ static inline void lg_cp_async16(void* s, const void* g) {
   lg_cp_async_copy c{s, {}};
   std::memcpy(c.bytes, g, 16);
   std::memset(s, 0xff, 16);
+  if (lg_in_shared_window(s)) std::memset(lg_async_view + lg_smem_address(s), 0xff, 16);
   lg_cp_async[threadIdx.x].open.push_back(c);
 }
 static inline void lg_cp_async_commit() {
@@ -157,7 +181,10 @@ template <int N> static inline void lg_cp_async_wait() {
   std::vector<std::vector<lg_cp_async_copy>>& groups = lg_cp_async[threadIdx.x].groups;
   size_t done = 0;
   for (; groups.size() - done > (size_t)N; done++)
-    for (const lg_cp_async_copy& c : groups[done]) std::memcpy(c.dst, c.bytes, 16);
+    for (const lg_cp_async_copy& c : groups[done]) {
+      std::memcpy(c.dst, c.bytes, 16);
+      if (lg_in_shared_window(c.dst)) lg_unfenced[threadIdx.x].push_back(c.dst);
+    }
   groups.erase(groups.begin(), groups.begin() + (long)done);
 }
 // ldmatrix.x4 per warp from the PTX ISA: every thread of
@@ -185,6 +212,73 @@ static void lg_ldmatrix_warp(uint32_t (&r)[4], const void* p, bool trans) {
 }
 static inline void lg_ldmatrix_x4(uint32_t (&r)[4], const void* p) { lg_ldmatrix_warp(r, p, false); }
 static inline void lg_ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) { lg_ldmatrix_warp(r, p, true); }
+// Warpgroup mmas (wgmma.mma_async m64nNk16, f32 accumulators, both operands from shared memory by
+// descriptor), from the PTX ISA, written apart from render_block_mma.cpp: as late as the ISA
+// allows. An mma is only recorded at issue; the lg_wgmma_wait that covers its commit group reads
+// the tiles from the async proxy's view (lg_async_view) and updates D then (so a kernel that
+// overwrites a tile, or reads D, before that wait computes something else). An mma issued with no
+// wgmma.fence since the thread's last wait (when it may have touched D) or the kernel's start is
+// a protocol error (lg_emulation_error), as is a descriptor it cannot read. Descriptor: start
+// address bits 0-13 (>> 4), leading byte offset bits 16-29 (>> 4), stride byte offset bits 32-45
+// (>> 4), swizzle mode bits 62-63; only the 128-byte swizzle (mode 1) is implemented, in the PTX
+// ISA's canonical layouts for 16-bit types: element (r, k) (r along m for A, n for B) of the 64 x 16
+// A or N x 16 B at, K-major (transpose 0), start + (r / 8) * SBO + (r % 8) * 128 + 2k; MN-major
+// (transpose 1), start + (r / 64) * LBO + (k / 8) * SBO + (k % 8) * 128 + 2 (r % 64); then address
+// bits 4-6 XOR bits 7-9. D: this thread
+// (warp w of the warpgroup, lane l) holds for each 8 columns j the floats 4j..4j+3 at rows
+// 16w + l/4 (+8 for the last two), columns 8j + 2(l%4) (+1 for the odd ones). Each element is its
+// 16 products summed in k order, then added to D (the mma.sync order, ir/ops.def BLOCK_MMA).
+struct lg_wgmma_op { float* d; uint64_t a, b; int n; bool bf16, ta, tb; };
+struct lg_wgmma_state { std::vector<lg_wgmma_op> open; std::vector<std::vector<lg_wgmma_op>> groups; bool fenced = false; };
+static lg_wgmma_state lg_wgmma[1024];
+static inline void lg_wgmma_fence() { lg_wgmma[threadIdx.x].fenced = true; }
+static inline void lg_wgmma_commit() {
+  lg_wgmma_state& w = lg_wgmma[threadIdx.x];
+  w.groups.push_back(std::move(w.open));
+  w.open.clear();
+}
+static float lg_wgmma_element(uint64_t desc, unsigned r, unsigned k, bool bf16, bool mn_major) {
+  if ((desc >> 62) != 1) { /* only the 128-byte swizzle */
+    if (!lg_emulation_error) lg_emulation_error = "a wgmma descriptor without the 128-byte swizzle";
+    return NAN;
+  }
+  const uint32_t start = (uint32_t)(desc & 0x3fff) << 4, lbo = (uint32_t)((desc >> 16) & 0x3fff) << 4,
+                 sbo = (uint32_t)((desc >> 32) & 0x3fff) << 4;
+  uint32_t at = mn_major ? start + (r / 64) * lbo + (k / 8) * sbo + (k % 8) * 128 + 2 * (r % 64)
+                         : start + (r / 8) * sbo + (r % 8) * 128 + 2 * k;
+  at ^= ((at >> 7) & 7) << 4;
+  uint16_t v;
+  std::memcpy(&v, lg_async_view + at, 2);
+  return bf16 ? lg_bf16_to_f(v) : lg_f16_to_f(v);
+}
+static void lg_wgmma_run(const lg_wgmma_op& op) {
+  const unsigned w = threadIdx.x % 128 / 32, l = threadIdx.x % 32;
+  for (int j = 0; j < op.n / 8; j++)
+    for (unsigned e = 0; e < 4; e++) {
+      const unsigned row = 16 * w + l / 4 + 8 * (e / 2), col = 8 * j + 2 * (l % 4) + e % 2;
+      float s = lg_wgmma_element(op.a, row, 0, op.bf16, op.ta) * lg_wgmma_element(op.b, col, 0, op.bf16, op.tb);
+      for (unsigned k = 1; k < 16; k++)
+        s += lg_wgmma_element(op.a, row, k, op.bf16, op.ta) * lg_wgmma_element(op.b, col, k, op.bf16, op.tb);
+      op.d[4 * j + e] += s;
+    }
+}
+template <int N> static inline void lg_wgmma_wait() {
+  std::vector<std::vector<lg_wgmma_op>>& groups = lg_wgmma[threadIdx.x].groups;
+  size_t done = 0;
+  for (; groups.size() - done > (size_t)N; done++)
+    for (const lg_wgmma_op& op : groups[done]) lg_wgmma_run(op);
+  groups.erase(groups.begin(), groups.begin() + (long)done);
+  lg_wgmma[threadIdx.x].fenced = false;
+}
+#define LG_WGMMA_EMU(name, n_, bf16_) \
+  template <int TA, int TB> static inline void name(float* d, uint64_t a, uint64_t b) { \
+    if (!lg_wgmma[threadIdx.x].fenced && !lg_emulation_error) lg_emulation_error = "a wgmma issued without wgmma.fence after a wait"; \
+    lg_wgmma[threadIdx.x].open.push_back({d, a, b, n_, bf16_, TA != 0, TB != 0}); \
+  }
+LG_WGMMA_EMU(lg_wgmma_m64n128k16_bf16, 128, true)
+LG_WGMMA_EMU(lg_wgmma_m64n128k16_f16, 128, false)
+LG_WGMMA_EMU(lg_wgmma_m64n256k16_bf16, 256, true)
+LG_WGMMA_EMU(lg_wgmma_m64n256k16_f16, 256, false)
 )SHIM";
 
 // After the kernel: runs the grid one block at a time, each block's threads as fibers (ucontext)
@@ -209,6 +303,10 @@ extern "C" void lg_launch(unsigned gx, unsigned gy, unsigned bx, size_t shared, 
   unsigned char* dyn = (unsigned char*)mmap(nullptr, shared_pages + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (dyn == MAP_FAILED || mprotect(dyn + shared_pages, page, PROT_NONE) != 0) abort();
   lg_dynamic_shared = dyn + shared_pages - shared;
+  lg_shared_window = dyn;
+  lg_shared_window_bytes = shared_pages;
+  std::vector<unsigned char> async_view(shared_pages);
+  lg_async_view = async_view.data();
   std::vector<ucontext_t> fibers(bx);
   lg_fibers = fibers.data();
   lg_args = args;
@@ -217,6 +315,7 @@ extern "C" void lg_launch(unsigned gx, unsigned gy, unsigned bx, size_t shared, 
     for (unsigned b = 0; b < gx; b++) {
       blockIdx = {b, by, 0};
       std::memset(lg_dynamic_shared, 0xff, shared);
+      std::memset(lg_async_view, 0xff, shared_pages);
       for (unsigned t = 0; t < bx; t++) {
         getcontext(&fibers[t]);
         fibers[t].uc_stack.ss_sp = stacks + stack * t;
@@ -225,6 +324,8 @@ extern "C" void lg_launch(unsigned gx, unsigned gy, unsigned bx, size_t shared, 
         makecontext(&fibers[t], lg_fiber, 0);
         lg_done[t] = false;
         lg_cp_async[t] = {};
+        lg_wgmma[t] = {};
+        lg_unfenced[t].clear();
       }
       for (bool running = true; running;) {
         running = false;
@@ -268,10 +369,15 @@ void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers, 
   ASSERT_NE(lib, nullptr) << dlerror();
   auto launch = reinterpret_cast<void (*)(unsigned, unsigned, unsigned, size_t, void**)>(dlsym(lib, "lg_launch"));
   ASSERT_NE(launch, nullptr);
+  auto error = reinterpret_cast<const char* (*)()>(dlsym(lib, "lg_emulation_error_of_launch"));
+  ASSERT_NE(error, nullptr);
   LaunchDims dims = gpu_launch_dims(prog);
   std::vector<void*> args = buffers;
   launch(dims.grid[0], dims.grid[1], dims.block[0], static_cast<size_t>(dims.shared_bytes), args.data());
+  const char* broken = error();
+  std::string why = broken ? broken : "";
   dlclose(lib);
+  EXPECT_EQ(why, "") << prog.name << ": the emulated kernel broke a rule of the CUDA protocol";
 }
 
 }  // namespace lg::testing_util
