@@ -3,7 +3,8 @@
 # lazygrad and the tensor tests built here, the shared libraries they need beyond glibc, and a
 # kernel cache filled by compiling on CUDANULL every kernel tools/gpu_check.sh will run (cubins
 # are keyed by the NVRTC version, options and source, not the device: a cache filled here for
-# sm_90 is hit by an sm_90 GPU whose NVRTC has the same version). On the GPU machine:
+# sm_90a is hit by an H100 or H200 (compute capability 9.0: sm_90a) whose NVRTC has the same
+# version). On the GPU machine:
 #   bash tools/gpu_check.sh --no-build --build-dir DIR [the same --layers/--seq/--also]
 #
 #   bash tools/gpu_bundle.sh DIR [--build-dir B] [--layers N] [--seq N[,N...]] [--also VAR=VALUE[,...]]... [--flash]
@@ -15,7 +16,7 @@
 #   --flash also the step with FLASH_ATTENTION=1 and the attention bench at the first --seq
 #   (gpu_check.sh --flash). The
 #   op harness is not pre-compiled (its kernels are small; NVRTC compiles them on the GPU machine).
-#   CUDA_ARCH (default sm_90) is the target.
+#   CUDA_ARCH (default sm_90a) is the target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -1,7 +1,7 @@
 #pragma once
 // Compile-check devices for machines without the GPU (CI): CUDACHECK, HIPCHECK (and HIPRECORD). Every kernel
 // takes the GPU path up to the driver: the GPU heuristic's Opts (codegen/heuristic_gpu.h),
-// lowering, the GPU renderer and the GPU compiler (CUDA: NVRTC for CUDA_ARCH, default sm_90;
+// lowering, the GPU renderer and the GPU compiler (CUDA: NVRTC for CUDA_ARCH, default sm_90a;
 // HIP: hipcc for gfx90a and gfx940), through the disk cache; a compile error is an internal error.
 // The kernel then runs on this machine's CPU: the same linear program (GLOBAL and LOCAL ranges as
 // plain loops) rendered as C and compiled by a private CPU device, in host memory. So a test suite

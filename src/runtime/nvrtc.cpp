@@ -137,7 +137,7 @@ size_t nvrtc_compiles() { return compiles.load(); }
 
 NvrtcCompiler::NvrtcCompiler(std::string arch) : arch_(std::move(arch)) {
   LG_USER_CHECK(std::regex_match(arch_, std::regex("(sm|compute)_[0-9]+[a-z]?")), "CUDA architecture \"", arch_,
-                "\" is not of the form sm_90 or compute_90 (set CUDA_ARCH)");
+                "\" is not of the form sm_90, sm_90a or compute_90 (set CUDA_ARCH)");
   const NvrtcApi& a = api();
   include_dir_ = a.include_dir;
   options_ = {"--gpu-architecture=" + arch_, "--fmad=false", "-std=c++17", "-I" + include_dir_};
