@@ -57,9 +57,9 @@ int64_t block_mma_shared_bytes(const BlockMmaTiling& t);
 // memory (each tile fetched feeds more mmas, fewer barriers per k): 128 x 256 and 256 x 128 (8 warps
 // of 64 x 64, 3 stages of 32 k: 72 KiB); 128 x 128 with 64 k per stage (96 KiB); 128 x 256 and
 // 256 x 128 with 64 k (144 KiB); 128 x 128 with 4 stages of 32 k (64 KiB). Then the wgmma main
-// loop (sm_90a only: GPUs that have it, codegen/heuristic_tc.h cuda_wgmma): 128 x 256 (two
-// warpgroups of 64 x 256, 3 stages of 64 k: 145 KiB) and 128 x 128 (two of 64 x 128, 4 stages:
-// 129 KiB).
+// loop (sm_90a only: GPUs that have it, codegen/heuristic_tc.h cuda_wgmma), 4 stages of 64 k
+// (one in the mmas, two copied ahead): 128 x 256 (two warpgroups of 64 x 256: 193 KiB) and
+// 128 x 128 (two of 64 x 128: 129 KiB).
 const std::vector<BlockMmaTiling>& block_mma_tilings();
 inline constexpr int kBlockMmaHeuristicTilings = 4;
 

@@ -25,13 +25,11 @@ template <int R, int C, int THREADS> LG_D void lg_bmma_copy(uint16_t* s, const u
     lg_cp_async16(s + lg_bmma_at<C>(r, c), g + r * ld + c);
   }
 }
-/* The pipeline of both main loops: STAGES - 1 k tiles in flight before the first mma; each step
-   waits for its own tile (all but the STAGES - 2 newest copy groups done), with PROXY_FENCE fences
-   its landed copies for the async proxy (wgmma's reads), then the barrier makes every thread's
-   copies visible and ends every warp's reads of the stage the next copy overwrites. load(s, kt):
-   k tile kt into stage s; compute(s): the mmas of stage s, done with its shared memory on return. */
-template <int STAGES, bool PROXY_FENCE, class Load, class Compute>
-LG_D void lg_bmma_pipeline(int tiles, const Load& load, const Compute& compute) {
+/* The mma.sync main loop's pipeline: STAGES - 1 k tiles in flight before the first mma; each step
+   waits for its own tile (all but the STAGES - 2 newest copy groups done), then the barrier makes
+   every thread's copies visible and ends every warp's reads of the stage the next copy
+   overwrites. load(s, kt): k tile kt into stage s; compute(s): the mmas of stage s. */
+template <int STAGES, class Load, class Compute> LG_D void lg_bmma_pipeline(int tiles, const Load& load, const Compute& compute) {
 #pragma unroll
   for (int s = 0; s < STAGES - 1; s++) {
     if (s < tiles) load(s, s);
@@ -39,13 +37,38 @@ LG_D void lg_bmma_pipeline(int tiles, const Load& load, const Compute& compute) 
   }
   for (int kt = 0; kt < tiles; kt++) {
     lg_cp_async_wait<STAGES - 2>();
-    if constexpr (PROXY_FENCE) lg_fence_proxy_async();
     __syncthreads();
     const int next = kt + STAGES - 1;
     if (next < tiles) load(next % STAGES, next);
     lg_cp_async_commit();
     compute(kt % STAGES);
   }
+  lg_cp_async_wait<0>();
+}
+/* The wgmma main loop's pipeline: one group of mmas stays in flight across the next barrier, so
+   the copies run STAGES - 2 k tiles ahead (the stage a copy overwrites is the one whose mmas every
+   warpgroup waited for before the barrier). Each step waits for its own tile (all but the
+   STAGES - 3 newest copy groups done), fences its landed copies for the async proxy (wgmma's
+   reads), passes the barrier, issues the next copies, then issue(s): the mmas of stage s, which
+   it commits; then waits until only those are in flight. load(s, kt): k tile kt into stage s. */
+template <int STAGES, class Load, class Issue> LG_D void lg_wgmma_pipeline(int tiles, const Load& load, const Issue& issue) {
+  static_assert(STAGES >= 3, "one stage in flight in the mmas, one being copied, one waited for");
+#pragma unroll
+  for (int s = 0; s < STAGES - 2; s++) {
+    if (s < tiles) load(s, s);
+    lg_cp_async_commit();
+  }
+  for (int kt = 0; kt < tiles; kt++) {
+    lg_cp_async_wait<STAGES - 3>();
+    lg_fence_proxy_async();
+    __syncthreads();
+    const int next = kt + STAGES - 2;
+    if (next < tiles) load(next % STAGES, next);
+    lg_cp_async_commit();
+    issue(kt % STAGES);
+    lg_wgmma_wait<1>();
+  }
+  lg_wgmma_wait<0>();
   lg_cp_async_wait<0>();
 }
 /* acc[tm][tn] of warp (wm, wn) = the block's A (BM x K, from a_ptr + a_off) times B (K x BN, from
@@ -118,7 +141,7 @@ LG_D void lg_block_mma(const void* a_ptr, int64_t a_off, int64_t a_ld, const voi
         }
     }
   };
-  lg_bmma_pipeline<STAGES, false>(tiles, load, compute);
+  lg_bmma_pipeline<STAGES>(tiles, load, compute);
 }
 /* A wgmma descriptor (PTX ISA, "Matrix Descriptor Format") with the 128-byte swizzle: start
    address, leading and stride byte offsets (each >> 4), swizzle mode 1. Its tile's 1024-byte
@@ -148,13 +171,12 @@ template <int MN, int THREADS> LG_D void lg_wgmma_copy_mn(uint16_t* s, const uin
     lg_cp_async16(s + lg_wgmma_mn_at<MN>(k, x), g + k * ld + x);
   }
 }
-/* lg_block_mma with warpgroup mmas (sm_90a): the same pipeline (BK = 64, `STAGES - 1` k tiles
-   ahead), and per k tile each warpgroup (warps 4g..4g+3: rows 64g..64g+63) issues 4 wgmma
-   m64nBNk16 reading its A rows and all of B from the stage by descriptor, then commits and waits
-   for them before the next barrier (so the stage may be overwritten after it). A_K, B_K: the
-   operand is contiguous along k (its tile K-major, lg_bmma_at<64>), else along m or n (MN-major,
-   lg_wgmma_mn_at; wgmma's transpose flag for it). Each thread fences its landed copies for the
-   async proxy (what wgmma reads through) before the barrier that publishes a stage.
+/* lg_block_mma with warpgroup mmas (sm_90a): the same copies (BK = 64) in lg_wgmma_pipeline, and
+   per k tile each warpgroup (warps 4g..4g+3: rows 64g..64g+63) issues 4 wgmma m64nBNk16 reading
+   its A rows and all of B from the stage by descriptor, and commits them as one group, which
+   runs on while the next tile's barrier and copies happen. A_K, B_K: the operand is contiguous
+   along k (its tile K-major, lg_bmma_at<64>), else along m or n (MN-major, lg_wgmma_mn_at;
+   wgmma's transpose flag for it).
    acc[0][tn] is the thread's 16 rows' columns 8tn.. as an mma.sync C fragment, which is wgmma's D
    layout. smem: block_mma_shared_bytes, the tiles from its first 1024-byte aligned address. */
 template <int BM, int BN, int STAGES, bool A_K, bool B_K, bool BF16>
@@ -186,7 +208,7 @@ LG_D void lg_block_wgmma(const void* a_ptr, int64_t a_off, int64_t a_ld, const v
   constexpr uint32_t b_lbo = B_K ? 16 : 1024, b_sbo = B_K ? 1024 : (BN / 64) * 1024;
   const uint32_t a_rows = A_K ? (wm / 4) * 64 * BK * 2 : (wm / 4) * 1024;
   float* d = acc[0][0].x;
-  auto compute = [&](int s) {
+  auto issue = [&](int s) {
     const uint16_t* sa = lg_bmma_smem + s * STAGE;
     const uint32_t a0 = lg_smem_address(sa) + a_rows, b0 = lg_smem_address(sa + A_TILE);
     lg_wgmma_fence();
@@ -202,9 +224,8 @@ LG_D void lg_block_wgmma(const void* a_ptr, int64_t a_off, int64_t a_ld, const v
       }
     }
     lg_wgmma_commit();
-    lg_wgmma_wait<0>();
   };
-  lg_bmma_pipeline<STAGES, true>(tiles, load, compute);
+  lg_wgmma_pipeline<STAGES>(tiles, load, issue);
 }
 )BMMA";
 

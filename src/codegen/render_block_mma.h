@@ -17,7 +17,8 @@
 // 48 KiB are possible and the products of one reduction share them.
 // lg_block_wgmma<...>() is its sibling for the wgmma tilings (sm_90a): the same copies, tiles in
 // the 128-byte swizzle a wgmma descriptor names (K-major or MN-major per operand), and per warpgroup
-// of 64 rows wgmma.mma_async reading both from shared memory; the accumulators come out in the same
+// of 64 rows wgmma.mma_async reading both from shared memory, one k tile's group of mmas in flight
+// across the next barrier (copies two k tiles ahead); the accumulators come out in the same
 // C-fragment layout (acc[0][tn]).
 // It uses the dialect prelude's primitives (render_cuda.cpp; the test emulation has its own):
 // lg_cp_async16, lg_cp_async_commit, lg_cp_async_wait<N>, lg_ldmatrix_x4[_trans],

@@ -220,7 +220,7 @@ TEST_F(BlockMma, TheLargeTilingsInDynamicSharedMemoryAsEmulatedCuda) {
 TEST_F(BlockMma, TheWgmmaTilingsAsEmulatedCudaMatchTheCProgramBitForBit) {
   for (bool a_t : {false, true})
     for (bool b_t : {false, true}) {
-      Matmul wide{2, 128, 256, 192, dtypes::bfloat16, false, a_t, b_t};  // 3 k tiles of 64 in 3 stages; a batch of 2
+      Matmul wide{2, 128, 256, 384, dtypes::bfloat16, false, a_t, b_t};  // 6 k tiles of 64 in 4 stages; a batch of 2
       std::vector<float> got = run_block(wide, 10, Run::EmulatedCuda);
       expect_close(got, reference(wide), 1e-6, label(wide));
       EXPECT_EQ(got, run_block(wide, 10, Run::CProgram)) << label(wide);
@@ -233,7 +233,7 @@ TEST_F(BlockMma, TheWgmmaTilingsAsEmulatedCudaMatchTheCProgramBitForBit) {
 // the kernel declares once and every product's main loop shares.
 TEST_F(BlockMma, TheLaunchCarriesEachTilingsSharedMemory) {
   const int64_t want[] = {48 << 10,  36 << 10,  36 << 10,  24 << 10,  72 << 10,         72 << 10,
-                          96 << 10,  144 << 10, 144 << 10, 64 << 10,  (144 + 1) << 10, (128 + 1) << 10};
+                          96 << 10,  144 << 10, 144 << 10, 64 << 10,  (192 + 1) << 10, (128 + 1) << 10};
   ASSERT_EQ(block_mma_tilings().size(), std::size(want));
   // x @ W^T: both operands contiguous along k, which the wgmma tilings need
   Schedule s = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, dtypes::bfloat16, false, false, true}));
