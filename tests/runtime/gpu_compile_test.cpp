@@ -116,7 +116,7 @@ TEST(Nvrtc, KeyNamesVersionArchitectureAndOptions) {
 
 TEST(Nvrtc, MalformedArchitectureIsAUserError) {
   SKIP_WITHOUT_NVRTC();
-  EXPECT_NE(error_of([] { NvrtcCompiler("hopper"); }).find("sm_90 or compute_90"), std::string::npos);
+  EXPECT_NE(error_of([] { NvrtcCompiler("hopper"); }).find("not of the form sm_90, sm_90a or compute_90 (set CUDA_ARCH)"), std::string::npos);
 }
 
 TEST(NvrtcDeathTest, CompileErrorsShowTheLogAndTheSource) {
