@@ -224,7 +224,7 @@ static inline void lg_ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) { lg_ld
 // ISA's canonical layouts for 16-bit types: element (r, k) (r along m for A, n for B) of the 64 x 16
 // A or N x 16 B at, K-major (transpose 0), start + (r / 8) * SBO + (r % 8) * 128 + 2k; MN-major
 // (transpose 1), start + (r / 64) * LBO + (k / 8) * SBO + (k % 8) * 128 + 2 (r % 64); then address
-// bits 4-6 XOR bits 7-9. D: this thread
+// bits 4-6 XOR bits 7-9 (an address past the shared memory is a protocol error). D: this thread
 // (warp w of the warpgroup, lane l) holds for each 8 columns j the floats 4j..4j+3 at rows
 // 16w + l/4 (+8 for the last two), columns 8j + 2(l%4) (+1 for the odd ones). Each element is its
 // 16 products summed in k order, then added to D (the mma.sync order, ir/ops.def BLOCK_MMA).
@@ -247,6 +247,10 @@ static float lg_wgmma_element(uint64_t desc, unsigned r, unsigned k, bool bf16, 
   uint32_t at = mn_major ? start + (r / 64) * lbo + (k / 8) * sbo + (k % 8) * 128 + 2 * (r % 64)
                          : start + (r / 8) * sbo + (r % 8) * 128 + 2 * k;
   at ^= ((at >> 7) & 7) << 4;
+  if (at + 2 > lg_shared_window_bytes) {
+    if (!lg_emulation_error) lg_emulation_error = "a wgmma descriptor addresses past the shared memory";
+    return NAN;
+  }
   uint16_t v;
   std::memcpy(&v, lg_async_view + at, 2);
   return bf16 ? lg_bf16_to_f(v) : lg_f16_to_f(v);
