@@ -25,50 +25,34 @@ template <int R, int C, int THREADS> LG_D void lg_bmma_copy(uint16_t* s, const u
     lg_cp_async16(s + lg_bmma_at<C>(r, c), g + r * ld + c);
   }
 }
-/* The mma.sync main loop's pipeline: STAGES - 1 k tiles in flight before the first mma; each step
-   waits for its own tile (all but the STAGES - 2 newest copy groups done), then the barrier makes
-   every thread's copies visible and ends every warp's reads of the stage the next copy
-   overwrites. load(s, kt): k tile kt into stage s; compute(s): the mmas of stage s. */
-template <int STAGES, class Load, class Compute> LG_D void lg_bmma_pipeline(int tiles, const Load& load, const Compute& compute) {
+/* Both main loops' pipeline. WGMMA = 0 (mma.sync): compute(s) finishes the mmas of stage s, and
+   the copies run STAGES - 1 k tiles ahead. WGMMA = 1: compute(s) issues and commits stage s's
+   wgmmas, and that group stays in flight across the next barrier, so the copies run STAGES - 2
+   ahead (the stage a copy overwrites is one whose mmas every warpgroup waited for before the
+   barrier). Each step waits for its own tile (all but the newest STAGES - 2 - WGMMA copy groups
+   done), with wgmma fences its landed copies for the async proxy (wgmma's reads), then the
+   barrier makes every thread's copies visible and ends every warp's reads of the stage the next
+   copy overwrites. load(s, kt): k tile kt into stage s. */
+template <int STAGES, int WGMMA, class Load, class Compute>
+LG_D void lg_bmma_pipeline(int tiles, const Load& load, const Compute& compute) {
+  constexpr int AHEAD = STAGES - 1 - WGMMA;  // k tiles copied ahead of the one computed
+  static_assert(AHEAD >= 1, "a stage being copied besides the one waited for (and the one in flight)");
 #pragma unroll
-  for (int s = 0; s < STAGES - 1; s++) {
+  for (int s = 0; s < AHEAD; s++) {
     if (s < tiles) load(s, s);
     lg_cp_async_commit();
   }
   for (int kt = 0; kt < tiles; kt++) {
-    lg_cp_async_wait<STAGES - 2>();
+    lg_cp_async_wait<AHEAD - 1>();
+    if constexpr (WGMMA) lg_fence_proxy_async();
     __syncthreads();
-    const int next = kt + STAGES - 1;
+    const int next = kt + AHEAD;
     if (next < tiles) load(next % STAGES, next);
     lg_cp_async_commit();
     compute(kt % STAGES);
+    if constexpr (WGMMA) lg_wgmma_wait<1>();
   }
-  lg_cp_async_wait<0>();
-}
-/* The wgmma main loop's pipeline: one group of mmas stays in flight across the next barrier, so
-   the copies run STAGES - 2 k tiles ahead (the stage a copy overwrites is the one whose mmas every
-   warpgroup waited for before the barrier). Each step waits for its own tile (all but the
-   STAGES - 3 newest copy groups done), fences its landed copies for the async proxy (wgmma's
-   reads), passes the barrier, issues the next copies, then issue(s): the mmas of stage s, which
-   it commits; then waits until only those are in flight. load(s, kt): k tile kt into stage s. */
-template <int STAGES, class Load, class Issue> LG_D void lg_wgmma_pipeline(int tiles, const Load& load, const Issue& issue) {
-  static_assert(STAGES >= 3, "one stage in flight in the mmas, one being copied, one waited for");
-#pragma unroll
-  for (int s = 0; s < STAGES - 2; s++) {
-    if (s < tiles) load(s, s);
-    lg_cp_async_commit();
-  }
-  for (int kt = 0; kt < tiles; kt++) {
-    lg_cp_async_wait<STAGES - 3>();
-    lg_fence_proxy_async();
-    __syncthreads();
-    const int next = kt + STAGES - 2;
-    if (next < tiles) load(next % STAGES, next);
-    lg_cp_async_commit();
-    issue(kt % STAGES);
-    lg_wgmma_wait<1>();
-  }
-  lg_wgmma_wait<0>();
+  if constexpr (WGMMA) lg_wgmma_wait<0>();
   lg_cp_async_wait<0>();
 }
 /* acc[tm][tn] of warp (wm, wn) = the block's A (BM x K, from a_ptr + a_off) times B (K x BN, from
@@ -141,7 +125,7 @@ LG_D void lg_block_mma(const void* a_ptr, int64_t a_off, int64_t a_ld, const voi
         }
     }
   };
-  lg_bmma_pipeline<STAGES>(tiles, load, compute);
+  lg_bmma_pipeline<STAGES, 0>(tiles, load, compute);
 }
 /* A wgmma descriptor (PTX ISA, "Matrix Descriptor Format") with the 128-byte swizzle: start
    address, leading and stride byte offsets (each >> 4), swizzle mode 1. Its tile's 1024-byte
@@ -171,7 +155,7 @@ template <int MN, int THREADS> LG_D void lg_wgmma_copy_mn(uint16_t* s, const uin
     lg_cp_async16(s + lg_wgmma_mn_at<MN>(k, x), g + k * ld + x);
   }
 }
-/* lg_block_mma with warpgroup mmas (sm_90a): the same copies (BK = 64) in lg_wgmma_pipeline, and
+/* lg_block_mma with warpgroup mmas (sm_90a): the same copies (BK = 64) in lg_bmma_pipeline, and
    per k tile each warpgroup (warps 4g..4g+3: rows 64g..64g+63) issues 4 wgmma m64nBNk16 reading
    its A rows and all of B from the stage by descriptor, and commits them as one group, which
    runs on while the next tile's barrier and copies happen. A_K, B_K: the operand is contiguous
@@ -225,7 +209,7 @@ LG_D void lg_block_wgmma(const void* a_ptr, int64_t a_off, int64_t a_ld, const v
     }
     lg_wgmma_commit();
   };
-  lg_wgmma_pipeline<STAGES>(tiles, load, issue);
+  lg_bmma_pipeline<STAGES, 1>(tiles, load, issue);
 }
 )BMMA";
 
