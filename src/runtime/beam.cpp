@@ -11,6 +11,7 @@
 #include "base/config.h"
 #include "base/error.h"
 #include "ir/graph.h"
+#include "runtime/beam_check.h"
 #include "runtime/buffer.h"
 #include "runtime/disk_cache.h"
 #include "runtime/program_build.h"
@@ -44,7 +45,7 @@ std::vector<Opt> deserialize(const std::vector<uint8_t>& bytes) {
 // Arguments for timing runs: real inputs, a scratch output (slot 0) so nothing is overwritten.
 class TimingArgs {
  public:
-  TimingArgs(Device& dev, const ScheduleItem& item) : dev_(dev) {
+  TimingArgs(Device& dev, const ScheduleItem& item) : dev_(dev), dtype_(item.buffers[0]->dtype) {
     const Node& out = *item.buffers[0];
     bytes_ = static_cast<size_t>(out.get_arg<BufferArg>().size) * itemsize(out.dtype);
     scratch_ = dev.allocator().alloc(bytes_);
@@ -55,10 +56,30 @@ class TimingArgs {
   TimingArgs& operator=(const TimingArgs&) = delete;
   KernelArgs args;
 
+  // Before a candidate runs: the whole scratch output to 0xFF (runtime/beam_check.h).
+  void poison() { poison_output(dev_.allocator(), scratch_, bytes_); }
+  // After: what it wrote (the whole buffer, as bytes).
+  std::vector<uint8_t> output() const {
+    std::vector<uint8_t> host(bytes_);
+    dev_.allocator().copy_out(host.data(), scratch_, bytes_);
+    return host;
+  }
+  DType dtype() const { return dtype_; }
+
  private:
   Device& dev_;
+  DType dtype_;
   void* scratch_;
   size_t bytes_;
+};
+
+// The output every candidate must match: the first candidate of the search that ran (the first
+// start, the device's heuristic choice, unless it failed to build).
+struct Reference {
+  std::vector<uint8_t> output;
+  std::vector<Opt> opts;
+  bool set = false;
+  size_t rejected = 0;  // candidates whose values did not match
 };
 
 // The fastest of up to three runs; a run slower than `give_up` seconds ends the timing there (a
@@ -73,9 +94,30 @@ double time_program(Program& p, const KernelArgs& args, double give_up) {
   return best;
 }
 
-// Lowers and compiles every candidate (in parallel, one per core), then times them one at a time
-// with nothing else running; `fastest` is the best time seen in this search so far (updated).
-void measure(Device& dev, const ScheduleItem& item, std::vector<Candidate>& cands, const KernelArgs& args, double& fastest) {
+// Whether candidate c's output (in the scratch buffer) matches the reference; the first candidate
+// to run sets it. A mismatch is reported on stderr: it is a codegen bug to file.
+bool matches_reference(const ScheduleItem& item, const Candidate& c, const TimingArgs& timing, Reference& ref) {
+  std::vector<uint8_t> out = timing.output();
+  if (!ref.set) {
+    ref.output = std::move(out);
+    ref.opts = c.opts;
+    ref.set = true;
+    return true;
+  }
+  std::string why = output_mismatch(ref.output, out, timing.dtype());
+  if (why.empty()) return true;
+  ref.rejected++;
+  std::fprintf(stderr, "BEAM: kernel %s: the Opts %s compute other values than %s (%s); not a candidate\n",
+               item.name.c_str(), to_string(c.opts).c_str(), to_string(ref.opts).c_str(), why.c_str());
+  return false;
+}
+
+// Lowers and compiles every candidate (in parallel, one per core), then runs them one at a time
+// with nothing else running: each on a poisoned scratch output, timed, then checked against the
+// reference (a candidate that does not match gets no time). `fastest` is the best time seen in
+// this search so far (updated).
+void measure(Device& dev, const ScheduleItem& item, std::vector<Candidate>& cands, TimingArgs& timing, Reference& ref,
+             double& fastest) {
   int lanes = dev.renderer() ? dev.renderer()->vector_lanes() : 0;
   std::vector<std::unique_ptr<Program>> programs(cands.size());
   auto build = [&](size_t i) {
@@ -91,8 +133,12 @@ void measure(Device& dev, const ScheduleItem& item, std::vector<Candidate>& cand
     for (auto& f : running) f.get();
   }
   for (size_t i = 0; i < cands.size(); i++) {
-    cands[i].seconds = programs[i] ? time_program(*programs[i], args, 1.5 * fastest) : kInf;
-    fastest = std::min(fastest, cands[i].seconds);
+    if (!programs[i]) continue;
+    timing.poison();
+    double seconds = time_program(*programs[i], timing.args, 1.5 * fastest);
+    if (!matches_reference(item, cands[i], timing, ref)) continue;
+    cands[i].seconds = seconds;
+    fastest = std::min(fastest, seconds);
   }
 }
 
@@ -165,7 +211,7 @@ std::vector<Opt> beam_search(Device& dev, const ScheduleItem& item, int width) {
 
 std::vector<Opt> beam_search(Device& dev, const ScheduleItem& item, BeamSpace& space, int width) {
   LG_CHECK(width > 0, "beam width ", width);
-  std::string key = str("beam ", width, "\n", dev.name().substr(0, dev.name().find(':')), "\n",
+  std::string key = str("beam ", width, " values checked\n", dev.name().substr(0, dev.name().find(':')), "\n",
                         dev.compiler() ? dev.compiler()->key() : "", "\n", to_string(item.ast));
   if (auto hit = cache_get("beam", key)) return deserialize(*hit);
   auto t0 = std::chrono::steady_clock::now();
@@ -177,7 +223,8 @@ std::vector<Opt> beam_search(Device& dev, const ScheduleItem& item, BeamSpace& s
   std::vector<Candidate> beam = unseen(space.starts(), seen);
   LG_CHECK(!beam.empty(), item.name, ": the BEAM space has no start");
   double fastest = kInf;
-  measure(dev, item, beam, timing.args, fastest);
+  Reference ref;
+  measure(dev, item, beam, timing, ref, fastest);
   const Candidate start = beam[0];
   by_time(beam);
   Candidate best = beam[0];
@@ -187,7 +234,7 @@ std::vector<Opt> beam_search(Device& dev, const ScheduleItem& item, BeamSpace& s
     std::vector<Candidate> next;
     for (const Candidate& c : beam)
       for (Candidate& n : unseen(space.next(c.opts), seen)) next.push_back(std::move(n));
-    measure(dev, item, next, timing.args, fastest);
+    measure(dev, item, next, timing, ref, fastest);
     tried += next.size();
     by_time(next);
     if (next.empty() || next[0].seconds == kInf) break;
@@ -203,8 +250,8 @@ std::vector<Opt> beam_search(Device& dev, const ScheduleItem& item, BeamSpace& s
   LG_USER_CHECK(best.seconds < kInf, "BEAM: no candidate for kernel ", item.name, " on ", dev.name(),
                 " could be built and timed; run without BEAM");
   if (config().debug >= 2)
-    std::fprintf(stderr, "beam %s: %zu candidates in %.1f s, chose %s (%.1f us; the heuristic's %s: %.1f us)\n",
-                 item.name.c_str(), tried, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
+    std::fprintf(stderr, "beam %s: %zu candidates (%zu with other values) in %.1f s, chose %s (%.1f us; the heuristic's %s: %.1f us)\n",
+                 item.name.c_str(), tried, ref.rejected, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
                  to_string(best.opts).c_str(), best.seconds * 1e6, to_string(start.opts).c_str(), start.seconds * 1e6);
   std::string s = serialize(best.opts);
   cache_put("beam", key, std::vector<uint8_t>(s.begin(), s.end()));

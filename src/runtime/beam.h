@@ -8,7 +8,9 @@
 // lowered and compiled in parallel (compiled objects go through the disk cache) and timed one at a
 // time on the kernel's real input buffers (a scratch output buffer, so no data changes) with the
 // program's own timer (Program::timed_run: CUDA events on a GPU). The first start is the device's
-// heuristic choice, so the result is never slower than the default as measured there. The winner is
+// heuristic choice, so the result is never slower than the default as measured there. Its output is
+// the reference: every other candidate runs on a poisoned output and must match it
+// (runtime/beam_check.h); one that does not is reported on stderr and never chosen. The winner is
 // cached on disk (kind "beam"), keyed by the kernel's structure, the device kind and the compiler,
 // so a second run pays nothing. DEBUG=2 prints each round; DEBUG=3 prints the chosen Opts.
 //
