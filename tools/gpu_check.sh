@@ -5,7 +5,7 @@
 # minutes on an H200 (each stage has a time limit; a stage that runs out is reported, not fatal).
 #
 #   bash tools/gpu_check.sh [--build-dir DIR] [--layers N] [--seq N[,N...]] [--no-build] [--beam W]
-#                           [--also VAR=VALUE[,VAR=VALUE...]]... [--flash]
+#                           [--also VAR=VALUE[,VAR=VALUE...]]... [--flash] [--profile]
 #
 #   build       cmake + ninja into DIR (default build-gpu), RelWithDebInfo; with --no-build, DIR must hold
 #               lazygrad and tests/lg_tensor_tests built elsewhere (their kernel cache: DIR/kernel-cache)
@@ -31,17 +31,20 @@
 #               also the step with FLASH_ATTENTION=1 (fused attention, docs/gpu.md) at the first
 #               --seq, 120 s, and one attention layer of llama3.1-8b at that sequence: lazygrad bench
 #               attention (fused, and matmul + softmax) against PyTorch's
-#               scaled_dot_product_attention (60 + 30 s)
+#               scaled_dot_product_attention (60 + 30 s); with --profile, after the table, the
+#               step (at the sequence that completed) again for 2 steps with PROFILE=20: the 20
+#               kernels that took the most time, each with its GFLOP/s and GB/s (runtime/profile.h;
+#               every launch timed alone, so the step itself is slower there), 90 s
 # Time limits: build 240 s (skipped with --no-build), harness 120, matmul 3 x 30 + 30, lazygrad step
 # 120 for the first sequence and 60 for a shorter one, PyTorch step 60: at most 8 minutes after the
-# build; --beam adds 3 x 60, each --also 3 x 30, --flash 210.
+# build; --beam adds 3 x 60, each --also 3 x 30, --flash 210, --profile 90.
 #
 # Environment: CUDA_PATH (default /usr/local/cuda), CUDA_ARCH (default: the GPU's), FLASH_ATTENTION=1
 # (the llama step with fused attention, docs/gpu.md; the table's step row names which it ran).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
-build=build-gpu layers=2 seqs=8192,2048 do_build=1 peak=989 beam=0 also=() flash=0
+build=build-gpu layers=2 seqs=8192,2048 do_build=1 peak=989 beam=0 also=() flash=0 profile=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build-dir) build=$2; shift 2 ;;
@@ -49,6 +52,7 @@ while [[ $# -gt 0 ]]; do
     --seq) seqs=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
     --flash) flash=1; shift ;;
+    --profile) profile=1; shift ;;
     --beam) beam=$2; shift 2 ;;
     --also)
       [[ ${2:-} =~ ^[A-Z_][A-Z0-9_]*=[^[:space:],]+(,[A-Z_][A-Z0-9_]*=[^[:space:],]+)*$ ]] ||
@@ -203,6 +207,16 @@ EOF
   grep -q 'out of memory' "$train_out" && flash_why="out of GPU memory"
 fi
 
+# Where the step's kernel time goes: the same step, every launch timed alone (runtime/profile.h).
+profile_out=$build/gpu_check_profile.txt
+if [[ $profile == 1 && -n $tok_s ]]; then
+  say "llama3.1-8b training step, $layers layers, seq $seq, bf16, PROFILE=20"
+  PROFILE=20 DEVICE=CUDA timeout 90 "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$seq" --batch 1 \
+    --dtype bf16 --synthetic --steps 2 --eval-samples 2 --peak-tflops "$peak" >"$profile_out" 2>&1
+  echo "(exit $?)" >>"$profile_out"
+  cat "$profile_out" >>"$log"
+fi
+
 torch_tok_s="not measured" torch_mfu=""
 if [[ $have_torch == 1 ]]; then
   say "the same step in PyTorch"
@@ -243,5 +257,14 @@ if [[ $flash == 1 ]]; then
   echo "| same: MFU (peak $peak TFLOP/s) | ${flash_mfu:-n/a} | | |"
 fi
 [[ -n $longer ]] && echo "(runs that did not complete: ${longer%; })"
+if [[ $profile == 1 ]]; then
+  echo
+  if grep -q '^PROFILE:' "$profile_out" 2>/dev/null; then
+    echo "PROFILE=20 of the step (seq $seq; 2 steps and the evaluation, each launch timed alone):"
+    sed -n '/^PROFILE:/,/^  total:/p' "$profile_out"
+  else
+    echo "(PROFILE run: no table; $(tail -1 "$profile_out" 2>/dev/null || echo "the step did not complete"))"
+  fi
+fi
 [[ $have_torch == 0 ]] && echo "(PyTorch with CUDA not importable: no cuBLAS column)"
 echo "full log: $log"

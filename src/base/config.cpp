@@ -23,6 +23,7 @@ static Config read_config() {
   c.debug = env_int("DEBUG", 0);
   c.spec = env_int("SPEC", 0);
   c.beam = env_int("BEAM", 0);
+  c.profile = env_int("PROFILE", 0);
   c.noopt = env_int("NOOPT", 0) != 0;
   c.threads = env_int("THREADS", 0);
   if (const char* d = std::getenv("DEVICE"); d != nullptr && *d != '\0') c.device = d;

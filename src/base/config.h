@@ -3,6 +3,8 @@
 //   DEBUG   1 kernels and timings, 2 schedule, 3 opts, 4 source, 5 IR after each named rewrite
 //   SPEC    1 verify the graph at stage boundaries, 2 also after every rewrite
 //   BEAM    beam width for kernel optimization search (0: heuristics)
+//   PROFILE n > 0: every kernel launch timed alone, a table of the n longest kernels (1: 25) with
+//           GFLOP/s and GB/s printed at exit (runtime/profile.h)
 //   NOOPT   1 disables kernel optimizations
 //   DEVICE  default device for new tensors (CPU; INTERP is the reference interpreter)
 //   THREADS worker threads for devices that run kernels in parallel (0: one per core)
@@ -42,6 +44,7 @@ struct Config {
   int debug = 0;
   int spec = 0;
   int beam = 0;
+  int profile = 0;  // PROFILE=n: time every kernel launch, print the n longest at exit (runtime/profile.h)
   bool noopt = false;
   std::string device = "CPU";
   int threads = 0;

@@ -17,6 +17,7 @@
 #include "runtime/buffer.h"
 #include "runtime/capture.h"
 #include "runtime/device.h"
+#include "runtime/profile.h"
 #include "runtime/program_build.h"
 #include "runtime/thread_pool.h"
 #include "runtime/transfer.h"
@@ -124,7 +125,7 @@ void run_kernel(const ScheduleItem& item) {
   if (dev.remote_rank() >= 0) return;
   std::shared_ptr<Program> p = program_for(dev, item);
   if (CaptureSession* c = CaptureSession::active()) c->record(item, p);
-  p->run(kernel_args(item));
+  run_program(*p, kernel_args(item), dev.name(), item.name, item.ast);
 }
 
 // The schedule's intermediate buffers by the item after which nothing reads them: buffers the

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
+#include "runtime/profile.h"
 #include "runtime/transfer.h"
 
 namespace lg {
@@ -40,7 +41,7 @@ std::vector<BufferLifetime> ReplayPlan::classify(const Capture& capture, const s
   std::vector<BufferLifetime> life;
   for (size_t s = 0; s < capture.items.size(); s++) {
     const CapturedItem& c = capture.items[s];
-    Step step{c.item.kind, c.item.name, c.program, {}, c.item.src_offset, {}, {}};
+    Step step{c.item.kind, c.item.name, c.program, c.item.ast, {}, c.item.src_offset, {}, {}};
     for (size_t k = 0; k < c.item.buffers.size(); k++) {
       const NodeRef& b = c.item.buffers[k];
       uint64_t uid = b->get_arg<BufferArg>().uid;
@@ -140,7 +141,7 @@ void ReplayPlan::run_step(const Step& step, const std::vector<void*>& ptrs) cons
   for (size_t k = 0; k < step.slots.size(); k++)
     args.buffers.push_back(static_cast<char*>(ptrs[step.slots[k]]) + step.byte_offsets[k]);
   args.sizes = step.sizes;
-  step.program->run(args);
+  run_program(*step.program, args, slots_[step.slots[0]].device, step.name, step.ast);
 }
 
 size_t ReplayPlan::planned_buffer_count() const {

@@ -62,6 +62,7 @@ class ReplayPlan {
     ScheduleItem::Kind kind;
     std::string name;
     std::shared_ptr<Program> program;  // null for copies
+    NodeRef ast;                       // kernels: the item's (PROFILE's key, runtime/profile.h)
     std::vector<size_t> slots;         // by the item's buffer position
     int64_t src_offset = 0;            // copies: first source element
     // kernels, by buffer position: bytes from the buffer's start to where the slot's pointer starts,

@@ -1,0 +1,117 @@
+#include "runtime/profile.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "base/config.h"
+#include "base/error.h"
+
+namespace lg {
+namespace {
+
+struct Rows {
+  std::mutex mu;
+  std::map<std::pair<std::string, const Node*>, ProfileRow> rows;
+};
+
+Rows& rows() {
+  static Rows* r = new Rows;  // never destroyed: the table prints from atexit
+  return *r;
+}
+
+void print_at_exit() {
+  if (rows().rows.empty()) return;
+  size_t top = config().profile > 1 ? static_cast<size_t>(config().profile) : 25;
+  std::fputs(profile_table(top).c_str(), stderr);
+}
+
+// A rate in G per second ("612345", "12.3", "0.042"), or "-" when there is no work of that kind.
+std::string rate(double amount, double seconds) {
+  if (amount <= 0 || seconds <= 0) return "-";
+  double g = amount / seconds / 1e9;
+  char s[32];
+  std::snprintf(s, sizeof s, g >= 100 ? "%.0f" : g >= 1 ? "%.1f" : "%.2g", g);
+  return s;
+}
+
+}  // namespace
+
+void run_program(Program& p, const KernelArgs& args, const std::string& device, const std::string& name,
+                 const NodeRef& ast) {
+  if (config().profile <= 0) return p.run(args);
+  double seconds = p.timed_run(args);
+  Rows& r = rows();
+  std::lock_guard lock(r.mu);
+  static bool registered = (std::atexit(print_at_exit), true);
+  (void)registered;
+  std::string dev = canonical_device(device);
+  auto [it, fresh] = r.rows.try_emplace({dev, ast.get()});
+  ProfileRow& row = it->second;
+  if (fresh) {
+    row.device = dev;
+    row.name = name;
+    row.ast = ast;
+    row.cost = kernel_cost(ast, args.sizes);
+  }
+  row.launches++;
+  row.seconds += seconds;
+}
+
+std::vector<ProfileRow> profile_rows() {
+  Rows& r = rows();
+  std::lock_guard lock(r.mu);
+  std::vector<ProfileRow> out;
+  for (const auto& [key, row] : r.rows) out.push_back(row);
+  std::stable_sort(out.begin(), out.end(), [](const ProfileRow& a, const ProfileRow& b) { return a.seconds > b.seconds; });
+  return out;
+}
+
+void clear_profile() {
+  Rows& r = rows();
+  std::lock_guard lock(r.mu);
+  r.rows.clear();
+}
+
+std::string profile_table(size_t top) {
+  std::vector<ProfileRow> all = profile_rows();
+  double seconds = 0, flops = 0, bytes = 0;
+  size_t launches = 0;
+  for (const ProfileRow& r : all) {
+    seconds += r.seconds;
+    flops += r.cost.flops * static_cast<double>(r.launches);
+    bytes += r.cost.bytes * static_cast<double>(r.launches);
+    launches += r.launches;
+  }
+  std::string out = "PROFILE: kernel time, each launch timed alone on its device (schedule/kernel_cost.h: FLOPs and bytes)\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "  %-9s %8s %10s %6s %11s %10s %9s  %s\n", "device", "launches", "total ms", "%", "mean us",
+                "GFLOP/s", "GB/s", "kernel");
+  out += line;
+  auto share = [&](double s) { return seconds > 0 ? 100 * s / seconds : 0.0; };
+  for (size_t i = 0; i < all.size() && i < top; i++) {
+    const ProfileRow& r = all[i];
+    double n = static_cast<double>(r.launches);
+    std::snprintf(line, sizeof line, "  %-9s %8zu %10.3f %6.1f %11.1f %10s %9s  %s\n", r.device.c_str(), r.launches,
+                  r.seconds * 1e3, share(r.seconds), r.seconds / n * 1e6, rate(r.cost.flops * n, r.seconds).c_str(),
+                  rate(r.cost.bytes * n, r.seconds).c_str(), r.name.c_str());
+    out += line;
+  }
+  if (all.size() > top) {
+    double rest = 0;
+    size_t rest_launches = 0;
+    for (size_t i = top; i < all.size(); i++) rest += all[i].seconds, rest_launches += all[i].launches;
+    std::snprintf(line, sizeof line, "  ... %zu more kernels: %zu launches, %.3f ms (%.1f%%)\n", all.size() - top, rest_launches,
+                  rest * 1e3, share(rest));
+    out += line;
+  }
+  std::snprintf(line, sizeof line, "  total: %zu kernels, %zu launches, %.3f ms, %.4g GFLOP and %.4g GB of work: %s GFLOP/s, %s GB/s\n",
+                all.size(), launches, seconds * 1e3, flops / 1e9, bytes / 1e9, rate(flops, seconds).c_str(),
+                rate(bytes, seconds).c_str());
+  out += line;
+  return out;
+}
+
+}  // namespace lg

@@ -1,0 +1,75 @@
+// PROFILE (runtime/profile.h): kernel launches of realize and of Jit replays are timed and summed
+// per kernel, with the kernel's cost; nothing is recorded without it.
+#include "runtime/profile.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "base/config.h"
+#include "tensor/jit.h"
+#include "tensor/tensor.h"
+
+namespace lg {
+namespace {
+
+class Profile : public testing::Test {
+ protected:
+  void SetUp() override {
+    clear_profile();
+    config().profile = 1;
+  }
+  void TearDown() override {
+    config().profile = 0;
+    clear_profile();  // nothing left for the table at exit
+  }
+};
+
+// The row of the kernel that does the most FLOPs (the matmul).
+const ProfileRow* matmul_row(const std::vector<ProfileRow>& rows) {
+  const ProfileRow* best = nullptr;
+  for (const ProfileRow& r : rows)
+    if (!best || r.cost.flops > best->cost.flops) best = &r;
+  return best;
+}
+
+TEST_F(Profile, EveryLaunchOfAKernelIsTimedIntoOneRowWithItsCost) {
+  const int64_t M = 32, K = 48, N = 24;
+  Tensor b = Tensor::randn({1, K, N}).realize();
+  for (int i = 0; i < 3; i++) Tensor::randn({1, M, K}).matmul(b).realize();
+  std::vector<ProfileRow> rows = profile_rows();
+  const ProfileRow* mm = matmul_row(rows);
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(mm->launches, 3u) << mm->name;
+  EXPECT_EQ(mm->device, "CPU");
+  EXPECT_EQ(mm->cost.flops, 2.0 * M * N * K);
+  EXPECT_GT(mm->seconds, 0);
+  for (size_t i = 1; i < rows.size(); i++) EXPECT_GE(rows[i - 1].seconds, rows[i].seconds) << "longest first";
+  std::string table = profile_table(100);
+  EXPECT_NE(table.find(mm->name), std::string::npos) << table;
+  EXPECT_NE(table.find("GFLOP/s"), std::string::npos) << table;
+  EXPECT_NE(table.find(str("total: ", rows.size(), " kernels")), std::string::npos) << table;
+  std::string short_table = profile_table(1);
+  EXPECT_NE(short_table.find(str(rows.size() - 1, " more kernels")), std::string::npos) << short_table;
+}
+
+TEST_F(Profile, JitReplaysAreRecordedLikeEagerRuns) {
+  Tensor w = Tensor::randn({1, 16, 8}).realize();
+  Jit step([&](const std::vector<Tensor>& in) { return std::vector<Tensor>{(in[0].matmul(w) * 2).sum()}; });
+  for (int i = 0; i < 4; i++) step({Tensor::randn({1, 12, 16}).realize()})[0].realize();
+  ASSERT_TRUE(step.captured());
+  const ProfileRow* mm = matmul_row(profile_rows());
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(mm->launches, 4u) << "every call runs the kernel once: eager, captured, then two replays\n"
+                               << profile_table(100);
+  EXPECT_GE(mm->cost.flops, 2.0 * 12 * 8 * 16);
+}
+
+TEST_F(Profile, NothingIsRecordedWithoutIt) {
+  config().profile = 0;
+  Tensor::randn({1, 8, 8}).matmul(Tensor::randn({1, 8, 8})).realize();
+  EXPECT_TRUE(profile_rows().empty());
+}
+
+}  // namespace
+}  // namespace lg
