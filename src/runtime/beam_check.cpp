@@ -75,8 +75,8 @@ std::string output_mismatch(const std::vector<uint8_t>& ref, const std::vector<u
   for (size_t i = 0; i < n; i++) {
     double r = float_at(ref.data(), i, t.scalar), g = float_at(got.data(), i, t.scalar);
     if (!close(r, g, tol, rms))
-      return str("element ", i, " is ", g, " where the reference has ", r, " (", name(t.base()), ", tolerance ", tol,
-                 " x (|reference| + rms ", rms, "))");
+      return str("element ", i, " is ", g, " where the reference has ", r, " (", name(t.base()),
+                 ", tolerance ", tol, " x (|reference| + rms ", rms, "))");
   }
   return "";
 }

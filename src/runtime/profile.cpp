@@ -65,7 +65,8 @@ std::vector<ProfileRow> profile_rows() {
   std::lock_guard lock(r.mu);
   std::vector<ProfileRow> out;
   for (const auto& [key, row] : r.rows) out.push_back(row);
-  std::stable_sort(out.begin(), out.end(), [](const ProfileRow& a, const ProfileRow& b) { return a.seconds > b.seconds; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const ProfileRow& a, const ProfileRow& b) { return a.seconds > b.seconds; });
   return out;
 }
 
@@ -85,31 +86,36 @@ std::string profile_table(size_t top) {
     bytes += r.cost.bytes * static_cast<double>(r.launches);
     launches += r.launches;
   }
-  std::string out = "PROFILE: kernel time, each launch timed alone on its device (schedule/kernel_cost.h: FLOPs and bytes)\n";
+  std::string out =
+      "PROFILE: kernel time, each launch timed alone on its device (schedule/kernel_cost.h: FLOPs and "
+      "bytes)\n";
   char line[512];
-  std::snprintf(line, sizeof line, "  %-9s %8s %10s %6s %11s %10s %9s  %s\n", "device", "launches", "total ms", "%", "mean us",
-                "GFLOP/s", "GB/s", "kernel");
+  std::snprintf(line, sizeof line, "  %-9s %8s %10s %6s %11s %10s %9s  %s\n", "device", "launches",
+                "total ms", "%", "mean us", "GFLOP/s", "GB/s", "kernel");
   out += line;
   auto share = [&](double s) { return seconds > 0 ? 100 * s / seconds : 0.0; };
   for (size_t i = 0; i < all.size() && i < top; i++) {
     const ProfileRow& r = all[i];
     double n = static_cast<double>(r.launches);
-    std::snprintf(line, sizeof line, "  %-9s %8zu %10.3f %6.1f %11.1f %10s %9s  %s\n", r.device.c_str(), r.launches,
-                  r.seconds * 1e3, share(r.seconds), r.seconds / n * 1e6, rate(r.cost.flops * n, r.seconds).c_str(),
-                  rate(r.cost.bytes * n, r.seconds).c_str(), r.name.c_str());
+    std::snprintf(line, sizeof line, "  %-9s %8zu %10.3f %6.1f %11.1f %10s %9s  %s\n", r.device.c_str(),
+                  r.launches, r.seconds * 1e3, share(r.seconds), r.seconds / n * 1e6,
+                  rate(r.cost.flops * n, r.seconds).c_str(), rate(r.cost.bytes * n, r.seconds).c_str(),
+                  r.name.c_str());
     out += line;
   }
   if (all.size() > top) {
     double rest = 0;
     size_t rest_launches = 0;
     for (size_t i = top; i < all.size(); i++) rest += all[i].seconds, rest_launches += all[i].launches;
-    std::snprintf(line, sizeof line, "  ... %zu more kernels: %zu launches, %.3f ms (%.1f%%)\n", all.size() - top, rest_launches,
-                  rest * 1e3, share(rest));
+    std::snprintf(line, sizeof line, "  ... %zu more kernels: %zu launches, %.3f ms (%.1f%%)\n",
+                  all.size() - top, rest_launches, rest * 1e3, share(rest));
     out += line;
   }
-  std::snprintf(line, sizeof line, "  total: %zu kernels, %zu launches, %.3f ms, %.4g GFLOP and %.4g GB of work: %s GFLOP/s, %s GB/s\n",
-                all.size(), launches, seconds * 1e3, flops / 1e9, bytes / 1e9, rate(flops, seconds).c_str(),
-                rate(bytes, seconds).c_str());
+  std::snprintf(
+      line, sizeof line,
+      "  total: %zu kernels, %zu launches, %.3f ms, %.4g GFLOP and %.4g GB of work: %s GFLOP/s, %s GB/s\n",
+      all.size(), launches, seconds * 1e3, flops / 1e9, bytes / 1e9, rate(flops, seconds).c_str(),
+      rate(bytes, seconds).c_str());
   out += line;
   return out;
 }

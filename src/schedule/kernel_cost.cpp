@@ -41,7 +41,8 @@ double flops_of(const Node& n) {
   return floats ? (n.op == Op::MULACC ? 2 : 1) : 0;
 }
 
-KernelCost attention_cost(const Node& op, const std::vector<int64_t>& sizes, const std::vector<DType>& dtypes) {
+KernelCost attention_cost(const Node& op, const std::vector<int64_t>& sizes,
+                          const std::vector<DType>& dtypes) {
   AttentionKernel a = AttentionKernel::from_arg(op.get_arg<Shape>());
   double products = a.kind == AttentionKind::Forward ? 2 : a.kind == AttentionKind::GradQ ? 3 : 4;
   double pairs = static_cast<double>(a.S) * static_cast<double>(a.T);
@@ -101,7 +102,8 @@ KernelCost kernel_cost(const NodeRef& ast, const std::vector<int64_t>& sizes) {
 KernelCost kernel_cost(const ScheduleItem& item) {
   std::vector<int64_t> sizes;
   for (size_t k = 0; k < item.buffers.size(); k++)
-    sizes.push_back(item.buffers[k]->get_arg<BufferArg>().size - (k < item.offsets.size() ? item.offsets[k] : 0));
+    sizes.push_back(item.buffers[k]->get_arg<BufferArg>().size -
+                    (k < item.offsets.size() ? item.offsets[k] : 0));
   return kernel_cost(item.ast, sizes);
 }
 

@@ -9,6 +9,7 @@
 #include "codegen/opt.h"
 #include "codegen/program.h"
 #include "common/cache_dir.h"
+#include "common/ir_matmul.h"
 #include "ir/build.h"
 #include "runtime/beam.h"
 #include "runtime/beam_check.h"
@@ -56,8 +57,10 @@ TEST(BeamCheck, NanAndInfinityMatchOnlyThemselves) {
   float nan = std::nanf(""), inf = INFINITY;
   std::vector<float> ref{nan, inf, 1.0f};
   EXPECT_EQ(output_mismatch(bytes_of(ref), bytes_of(ref), dtypes::float32), "");
-  EXPECT_NE(output_mismatch(bytes_of(ref), bytes_of(std::vector<float>{1.0f, inf, 1.0f}), dtypes::float32), "");
-  EXPECT_NE(output_mismatch(bytes_of(ref), bytes_of(std::vector<float>{nan, -inf, 1.0f}), dtypes::float32), "");
+  EXPECT_NE(output_mismatch(bytes_of(ref), bytes_of(std::vector<float>{1.0f, inf, 1.0f}), dtypes::float32),
+            "");
+  EXPECT_NE(output_mismatch(bytes_of(ref), bytes_of(std::vector<float>{nan, -inf, 1.0f}), dtypes::float32),
+            "");
   EXPECT_NE(output_mismatch(bytes_of(ref), bytes_of(std::vector<float>{nan, inf, nan}), dtypes::float32), "");
 }
 
@@ -70,17 +73,23 @@ TEST(BeamCheck, SixteenBitOutputsAllowTheirRounding) {
   EXPECT_NE(why.find("element 1"), std::string::npos) << why;
   EXPECT_NE(why.find("bf16"), std::string::npos) << why;
   // fp16 keeps 11 bits: the same 1/128 step is 8 of its ulps near 1, within 1e-2.
-  std::vector<uint16_t> h{float_to_f16_bits(1.0f)}, g{float_to_f16_bits(1.0078125f)}, w{float_to_f16_bits(1.03125f)};
+  std::vector<uint16_t> h{float_to_f16_bits(1.0f)}, g{float_to_f16_bits(1.0078125f)},
+      w{float_to_f16_bits(1.03125f)};
   EXPECT_EQ(output_mismatch(bytes_of(h), bytes_of(g), dtypes::float16), "");
   EXPECT_NE(output_mismatch(bytes_of(h), bytes_of(w), dtypes::float16), "");
 }
 
 TEST(BeamCheck, IntegerAndBoolOutputsMatchBitForBit) {
   EXPECT_EQ(output_tolerance(dtypes::int32), 0);
-  EXPECT_EQ(output_mismatch(bytes_of(std::vector<int32_t>{7, -3}), bytes_of(std::vector<int32_t>{7, -3}), dtypes::int32), "");
-  std::string why = output_mismatch(bytes_of(std::vector<int32_t>{7, -3}), bytes_of(std::vector<int32_t>{7, -2}), dtypes::int32);
+  EXPECT_EQ(output_mismatch(bytes_of(std::vector<int32_t>{7, -3}), bytes_of(std::vector<int32_t>{7, -3}),
+                            dtypes::int32),
+            "");
+  std::string why = output_mismatch(bytes_of(std::vector<int32_t>{7, -3}),
+                                    bytes_of(std::vector<int32_t>{7, -2}), dtypes::int32);
   EXPECT_NE(why.find("element 1"), std::string::npos) << why;
-  EXPECT_NE(output_mismatch(bytes_of(std::vector<uint8_t>{1, 0}), bytes_of(std::vector<uint8_t>{1, 1}), dtypes::boolean), "");
+  EXPECT_NE(output_mismatch(bytes_of(std::vector<uint8_t>{1, 0}), bytes_of(std::vector<uint8_t>{1, 1}),
+                            dtypes::boolean),
+            "");
 }
 
 TEST(BeamCheck, APoisonedOutputIsNanInEveryFloatDtype) {
@@ -93,7 +102,9 @@ TEST(BeamCheck, APoisonedOutputIsNanInEveryFloatDtype) {
   for (uint8_t b : host) ASSERT_EQ(b, 0xFF);
   std::vector<float> ones(16, 1.0f);
   EXPECT_NE(output_mismatch(bytes_of(ones), host, dtypes::float32), "") << "an unwritten f32 element";
-  EXPECT_NE(output_mismatch(bf16_bytes(ones), std::vector<uint8_t>(host.begin(), host.begin() + 32), dtypes::bfloat16), "");
+  EXPECT_NE(output_mismatch(bf16_bytes(ones), std::vector<uint8_t>(host.begin(), host.begin() + 32),
+                            dtypes::bfloat16),
+            "");
   EXPECT_TRUE(std::isnan(bf16_bits_to_float(0xFFFF)) && std::isnan(f16_bits_to_float(0xFFFF)));
 }
 
@@ -108,14 +119,7 @@ NodeRef input(const Shape& shape, float phase) {
   return make(Op::RESHAPE, dtypes::float32, {b}, shape);
 }
 
-// (n, k) @ (k, m) as the tensor front end builds it.
-NodeRef matmul(const NodeRef& a, const NodeRef& b) {
-  int64_t n = a->shape[0], k = a->shape[1], m = b->shape[1];
-  NodeRef x = make(Op::EXPAND, a->dtype, {make(Op::RESHAPE, a->dtype, {a}, Shape{n, 1, k})}, Shape{n, m, k});
-  NodeRef bt = make(Op::PERMUTE, b->dtype, {b}, Shape{1, 0});
-  NodeRef y = make(Op::EXPAND, b->dtype, {make(Op::RESHAPE, b->dtype, {bt}, Shape{1, m, k})}, Shape{n, m, k});
-  return make(Op::REDUCE_AXIS, a->dtype, {x * y}, ReduceArg{Op::ADD, {2}});
-}
+using testing_util::ir_matmul;
 
 enum class Lie { WrongElement, LastElementUnwritten };
 
@@ -170,7 +174,8 @@ class LyingDevice : public Device {
 // Starts from one list; its next lists are fixed; every other list has none.
 class FixedSpace : public BeamSpace {
  public:
-  FixedSpace(std::vector<Opt> start, std::vector<std::vector<Opt>> next) : start_(std::move(start)), next_(std::move(next)) {}
+  FixedSpace(std::vector<Opt> start, std::vector<std::vector<Opt>> next)
+      : start_(std::move(start)), next_(std::move(next)) {}
   std::vector<std::vector<Opt>> starts() override { return {start_}; }
   std::vector<std::vector<Opt>> next(const std::vector<Opt>& opts) override {
     return opts == start_ ? next_ : std::vector<std::vector<Opt>>{};
@@ -182,7 +187,8 @@ class FixedSpace : public BeamSpace {
 };
 
 // The first `count` lists one appended action from `start` that lower.
-std::vector<std::vector<Opt>> extensions(const ScheduleItem& item, const std::vector<Opt>& start, size_t count) {
+std::vector<std::vector<Opt>> extensions(const ScheduleItem& item, const std::vector<Opt>& start,
+                                         size_t count) {
   std::vector<std::vector<Opt>> out;
   for (const Opt& o : beam_actions(apply_opts(item.ast, start))) {
     std::vector<Opt> l = start;
@@ -200,7 +206,8 @@ std::vector<std::vector<Opt>> extensions(const ScheduleItem& item, const std::ve
 
 TEST(BeamCheck, TheSearchNeverChoosesAListWhoseValuesDiffer) {
   testing_util::CacheDir dir;
-  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul(input({24, 40}, 0), input({40, 16}, 1))}));
+  Schedule s =
+      create_schedule(make(Op::SINK, dtypes::void_, {ir_matmul(input({24, 40}, 0), input({40, 16}, 1))}));
   const ScheduleItem& item = s.items.at(0);
   LyingDevice dev;
   std::vector<Opt> start = dev.heuristic_opts(item.ast);
@@ -215,7 +222,9 @@ TEST(BeamCheck, TheSearchNeverChoosesAListWhoseValuesDiffer) {
   EXPECT_NE(chosen, lists[0]) << "a wrong element";
   EXPECT_NE(chosen, lists[1]) << "an unwritten element (the output is poisoned before each run)";
   EXPECT_TRUE(chosen == start || chosen == lists[2]) << to_string(chosen);
-  for (int i : {0, 1}) EXPECT_NE(err.find("the Opts " + to_string(lists[i]) + " compute other values"), std::string::npos) << err;
+  for (int i : {0, 1})
+    EXPECT_NE(err.find("the Opts " + to_string(lists[i]) + " compute other values"), std::string::npos)
+        << err;
   EXPECT_EQ(err.find(to_string(lists[2]) + " compute other"), std::string::npos) << err;
 }
 
@@ -223,7 +232,8 @@ TEST(BeamCheck, TheSearchNeverChoosesAListWhoseValuesDiffer) {
 // UPCAST of the reduce axis) and none of them is taken for wrong.
 TEST(BeamCheck, NoCandidateOfTheCpuSpaceIsRejectedForItsRounding) {
   testing_util::CacheDir dir;
-  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul(input({8, 128}, 2), input({128, 8}, 3))}));
+  Schedule s =
+      create_schedule(make(Op::SINK, dtypes::void_, {ir_matmul(input({8, 128}, 2), input({128, 8}, 3))}));
   testing::internal::CaptureStderr();
   beam_search(get_device("CPU"), s.items.at(0), 1);
   std::string err = testing::internal::GetCapturedStderr();

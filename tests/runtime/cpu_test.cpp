@@ -10,6 +10,7 @@
 #include "base/config.h"
 #include "codegen/program.h"
 #include "common/cache_dir.h"
+#include "common/ir_matmul.h"
 #include "ir/build.h"
 #include "runtime/beam.h"
 #include "runtime/buffer.h"
@@ -34,14 +35,7 @@ NodeRef input(const std::string& device, const Shape& shape, float scale) {
   return shape.size() == 1 ? b : make(Op::RESHAPE, dtypes::float32, {b}, shape);
 }
 
-// (n, k) @ (k, m) as the tensor front end builds it.
-NodeRef matmul(const NodeRef& a, const NodeRef& b) {
-  int64_t n = a->shape[0], k = a->shape[1], m = b->shape[1];
-  NodeRef x = make(Op::EXPAND, a->dtype, {make(Op::RESHAPE, a->dtype, {a}, Shape{n, 1, k})}, Shape{n, m, k});
-  NodeRef bt = make(Op::PERMUTE, b->dtype, {b}, Shape{1, 0});
-  NodeRef y = make(Op::EXPAND, b->dtype, {make(Op::RESHAPE, b->dtype, {bt}, Shape{1, m, k})}, Shape{n, m, k});
-  return make(Op::REDUCE_AXIS, a->dtype, {x * y}, ReduceArg{Op::ADD, {2}});
-}
+using testing_util::ir_matmul;
 
 std::vector<float> values(const NodeRef& view) {
   std::vector<float> out(view->numel());
@@ -52,7 +46,7 @@ std::vector<float> values(const NodeRef& view) {
 
 std::vector<float> compute(const std::string& device) {
   NodeRef a = input(device, {16, 12}, 0.5f), b = input(device, {12, 8}, 0.25f);
-  return values(realize(make(Op::SINK, dtypes::void_, {matmul(a, b)}))[0]);
+  return values(realize(make(Op::SINK, dtypes::void_, {ir_matmul(a, b)}))[0]);
 }
 
 TEST(Cpu, CompiledMatmulEqualsTheInterpreter) { EXPECT_EQ(compute("CPU"), compute("INTERP")); }
@@ -79,7 +73,7 @@ TEST(Cpu, DiskCacheHitsAfterTheFirstCompile) {
 std::vector<std::vector<float>> three_kernels(const std::string& device) {
   NodeRef a = input(device, {13, 11}, 0.5f), b = input(device, {11, 7}, 0.25f);
   NodeRef sink = make(Op::SINK, dtypes::void_,
-                      {matmul(a, b), make(Op::REDUCE_AXIS, a->dtype, {a}, ReduceArg{Op::MAX, {1}}), a * a + a});
+                      {ir_matmul(a, b), make(Op::REDUCE_AXIS, a->dtype, {a}, ReduceArg{Op::MAX, {1}}), a * a + a});
   std::vector<std::vector<float>> out;
   for (const NodeRef& v : realize(sink)) out.push_back(values(v));
   return out;
@@ -135,7 +129,7 @@ TEST(CpuDeathTest, CompileErrorsShowTheCompilerMessageAndTheSource) {
 TEST(Beam, FindsOptsThatKeepTheResultAndCachesThem) {
   CacheDir dir;
   NodeRef a = input("CPU", {16, 32}, 1), b = input("CPU", {32, 16}, 1);
-  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul(a, b)}));
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {ir_matmul(a, b)}));
   const ScheduleItem& item = s.items[0];
   std::vector<Opt> opts = beam_search(get_device("CPU"), item, 2);
   // The search starts from the heuristic's list and only extends it: its result is never a list

@@ -41,7 +41,8 @@ TEST_F(Profile, EveryLaunchOfAKernelIsTimedIntoOneRowWithItsCost) {
   const ProfileRow* mm = matmul_row(rows);
   ASSERT_NE(mm, nullptr);
   EXPECT_EQ(mm->launches, 3u) << mm->name;
-  EXPECT_EQ(mm->device, "CPU");
+  EXPECT_EQ(mm->device, canonical_device(config().device))
+      << "the suites run on INTERP, CPU and the GPU checks";
   EXPECT_EQ(mm->cost.flops, 2.0 * M * N * K);
   EXPECT_GT(mm->seconds, 0);
   for (size_t i = 1; i < rows.size(); i++) EXPECT_GE(rows[i - 1].seconds, rows[i].seconds) << "longest first";
@@ -61,7 +62,7 @@ TEST_F(Profile, JitReplaysAreRecordedLikeEagerRuns) {
   const ProfileRow* mm = matmul_row(profile_rows());
   ASSERT_NE(mm, nullptr);
   EXPECT_EQ(mm->launches, 4u) << "every call runs the kernel once: eager, captured, then two replays\n"
-                               << profile_table(100);
+                              << profile_table(100);
   EXPECT_GE(mm->cost.flops, 2.0 * 12 * 8 * 16);
 }
 
