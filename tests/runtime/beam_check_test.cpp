@@ -53,6 +53,21 @@ TEST(BeamCheck, ASumThatCancelsIsJudgedAgainstTheOutputsScale) {
   EXPECT_NE(output_mismatch(bytes_of(ref), bytes_of(got), dtypes::float32), "");
 }
 
+TEST(BeamCheck, TheFirstMismatchIsReportedWhereverTheThreadsSplitTheOutput) {
+  std::vector<float> ref(1 << 20), got;
+  for (size_t i = 0; i < ref.size(); i++) ref[i] = static_cast<float>(i % 97) - 48;
+  got = ref;
+  got[700000] += 50;
+  got[300001] += 50;
+  got[999999] = std::nanf("");
+  std::string why = output_mismatch(bytes_of(ref), bytes_of(got), dtypes::float32);
+  EXPECT_EQ(why.find("element 300001 is"), 0u) << why;
+  std::vector<int32_t> a(1 << 20, 3), b = a;
+  b[654321] = 4;
+  b[800000] = 5;
+  EXPECT_EQ(output_mismatch(bytes_of(a), bytes_of(b), dtypes::int32).find("element 654321 "), 0u);
+}
+
 TEST(BeamCheck, NanAndInfinityMatchOnlyThemselves) {
   float nan = std::nanf(""), inf = INFINITY;
   std::vector<float> ref{nan, inf, 1.0f};
