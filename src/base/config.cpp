@@ -35,6 +35,7 @@ static Config read_config() {
   if (const char* cc = std::getenv("CC"); cc != nullptr && *cc != '\0') c.cc = cc;
   if (const char* a = std::getenv("CUDA_ARCH"); a != nullptr && *a != '\0') c.cuda_arch = a;
   if (const char* p = std::getenv("CUDA_PATH"); p != nullptr && *p != '\0') c.cuda_path = p;
+  if (const char* p = std::getenv("PROFILE_CSV"); p != nullptr && *p != '\0') c.profile_csv = p;
   c.tc = env_int("TC", 1) != 0;
   c.block_mma = env_int("BLOCK_MMA", 1) != 0;
   c.block_mma_tile = env_int("BLOCK_MMA_TILE", -1);  // range checked by TcTiling::from_config

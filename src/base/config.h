@@ -5,6 +5,8 @@
 //   BEAM    beam width for kernel optimization search (0: heuristics)
 //   PROFILE n > 0: every kernel launch timed alone, a table of the n longest kernels (1: 25) with
 //           GFLOP/s and GB/s printed at exit (runtime/profile.h)
+//   PROFILE_CSV  path: record as PROFILE does and write every kernel's row there at exit (CSV:
+//           device, kernel, launches, seconds, and FLOPs and bytes per launch; tools/roofline.py)
 //   NOOPT   1 disables kernel optimizations
 //   DEVICE  default device for new tensors (CPU; INTERP is the reference interpreter)
 //   THREADS worker threads for devices that run kernels in parallel (0: one per core)
@@ -45,6 +47,7 @@ struct Config {
   int spec = 0;
   int beam = 0;
   int profile = 0;  // PROFILE=n: time every kernel launch, print the n longest at exit (runtime/profile.h)
+  std::string profile_csv;  // PROFILE_CSV=path: also every row of that table, as CSV, at exit
   bool noopt = false;
   std::string device = "CPU";
   int threads = 0;

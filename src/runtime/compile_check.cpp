@@ -34,10 +34,12 @@ class DeferredHipCompiler : public Compiler {
   std::string key() const override { return "hip deferred to a batch compile v1"; }
 };
 
-// CUDANULL's kernels: compiled, never run.
+// CUDANULL's kernels: compiled, never run; a timed run takes no time (PROFILE's rows keep their
+// costs, with no rates).
 class NullProgram : public Program {
  public:
   void run(const KernelArgs&) override {}
+  double timed_run(const KernelArgs&) override { return 0; }
 };
 
 // CUDANULL's memory: address space only (no kernel runs, so only host uploads touch pages), mapped

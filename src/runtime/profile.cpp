@@ -1,8 +1,10 @@
 #include "runtime/profile.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 
@@ -25,7 +27,16 @@ Rows& rows() {
 void print_at_exit() {
   if (rows().rows.empty()) return;
   size_t top = config().profile > 1 ? static_cast<size_t>(config().profile) : 25;
-  std::fputs(profile_table(top).c_str(), stderr);
+  if (config().profile > 0) std::fputs(profile_table(top).c_str(), stderr);
+  if (!config().profile_csv.empty()) {
+    // At exit nothing can be thrown: a failed write is said on stderr.
+    std::string why = write_profile_csv(config().profile_csv);
+    if (why.empty())
+      std::fprintf(stderr, "PROFILE_CSV: %zu kernels written to %s\n", rows().rows.size(),
+                   config().profile_csv.c_str());
+    else
+      std::fprintf(stderr, "PROFILE_CSV: %s\n", why.c_str());
+  }
 }
 
 // A rate in G per second ("612345", "12.3", "0.042"), or "-" when there is no work of that kind.
@@ -41,7 +52,7 @@ std::string rate(double amount, double seconds) {
 
 void run_program(Program& p, const KernelArgs& args, const std::string& device, const std::string& name,
                  const NodeRef& ast) {
-  if (config().profile <= 0) return p.run(args);
+  if (config().profile <= 0 && config().profile_csv.empty()) return p.run(args);
   double seconds = p.timed_run(args);
   Rows& r = rows();
   std::lock_guard lock(r.mu);
@@ -65,8 +76,11 @@ std::vector<ProfileRow> profile_rows() {
   std::lock_guard lock(r.mu);
   std::vector<ProfileRow> out;
   for (const auto& [key, row] : r.rows) out.push_back(row);
-  std::stable_sort(out.begin(), out.end(),
-                   [](const ProfileRow& a, const ProfileRow& b) { return a.seconds > b.seconds; });
+  std::stable_sort(out.begin(), out.end(), [](const ProfileRow& a, const ProfileRow& b) {
+    // Ties (every time 0 on CUDANULL): the most work first.
+    return a.seconds != b.seconds ? a.seconds > b.seconds
+                                  : a.cost.flops + a.cost.bytes > b.cost.flops + b.cost.bytes;
+  });
   return out;
 }
 
@@ -118,6 +132,33 @@ std::string profile_table(size_t top) {
       rate(bytes, seconds).c_str());
   out += line;
   return out;
+}
+
+std::string profile_csv() {
+  std::string out = "device,kernel,launches,seconds,flops_per_launch,bytes_per_launch\n";
+  char line[512];
+  for (const ProfileRow& r : profile_rows()) {
+    std::snprintf(line, sizeof line, "%s,%s,%zu,%.9g,%.17g,%.17g\n", r.device.c_str(), r.name.c_str(),
+                  r.launches, r.seconds, r.cost.flops, r.cost.bytes);
+    out += line;
+  }
+  return out;
+}
+
+std::string write_profile_csv(const std::string& path) {
+  std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f)
+    return str("cannot write ", tmp, " (", std::strerror(errno), "): set PROFILE_CSV to a writable path");
+  std::string text = profile_csv();
+  bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  ok = std::fclose(f) == 0 && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = str("cannot write ", path, " (", std::strerror(errno), ")");
+    std::remove(tmp.c_str());
+    return why;
+  }
+  return "";
 }
 
 }  // namespace lg

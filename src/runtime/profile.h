@@ -7,6 +7,8 @@
 // kernel_cost (schedule/kernel_cost.h); then the rest in one line and the totals. Launches run one
 // at a time (the wait), so the sum is kernel time without overlap or launch gaps, not wall time,
 // and the run is slower than without PROFILE. Copies and allreduce transfers are not in it.
+// PROFILE_CSV=path records the same and writes every row to path at exit (profile_csv). On a
+// device that runs nothing (CUDANULL) the times are 0 but the costs are the step's.
 #include <cstddef>
 #include <string>
 #include <vector>
@@ -34,5 +36,11 @@ std::vector<ProfileRow> profile_rows();
 void clear_profile();
 // The table PROFILE prints at exit: the `top` longest rows, the rest summed, the totals.
 std::string profile_table(size_t top);
+// Every row as CSV (PROFILE_CSV writes it at exit): a header, then device, kernel, launches,
+// seconds (all launches), flops_per_launch, bytes_per_launch; the longest first. Kernel names hold
+// no commas. tools/roofline.py reads it.
+std::string profile_csv();
+// Writes profile_csv() to path atomically (a temporary file renamed over it); "" or why not.
+std::string write_profile_csv(const std::string& path);
 
 }  // namespace lg

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
 
 #include "base/config.h"
 #include "tensor/jit.h"
@@ -66,8 +69,29 @@ TEST_F(Profile, JitReplaysAreRecordedLikeEagerRuns) {
   EXPECT_GE(mm->cost.flops, 2.0 * 12 * 8 * 16);
 }
 
+TEST_F(Profile, TheCsvHoldsEveryRowAndIsWrittenWhole) {
+  Tensor::randn({1, 8, 16}).matmul(Tensor::randn({1, 16, 4})).realize();
+  std::vector<ProfileRow> rows = profile_rows();
+  std::string csv = profile_csv();
+  EXPECT_EQ(csv.rfind("device,kernel,launches,seconds,flops_per_launch,bytes_per_launch\n", 0), 0u) << csv;
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), static_cast<std::ptrdiff_t>(rows.size() + 1)) << csv;
+  std::string device = canonical_device(config().device);
+  // the matmul: one launch, 2 x 8 x 4 x 16 FLOPs, (8 x 16 + 16 x 4 + 8 x 4) x 4 bytes
+  EXPECT_NE(csv.find(device + ",r_1_8_4__16,1,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(",1024,896\n"), std::string::npos) << csv;
+  std::string path = testing::TempDir() + "lg_profile_test.csv";
+  ASSERT_EQ(write_profile_csv(path), "");
+  std::ifstream in(path);
+  std::string back((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(back, csv);
+  std::remove(path.c_str());
+  std::string why = write_profile_csv("/nonexistent-dir/x.csv");
+  EXPECT_NE(why.find("cannot write /nonexistent-dir/x.csv.tmp"), std::string::npos) << why;
+}
+
 TEST_F(Profile, NothingIsRecordedWithoutIt) {
   config().profile = 0;
+  config().profile_csv.clear();
   Tensor::randn({1, 8, 8}).matmul(Tensor::randn({1, 8, 8})).realize();
   EXPECT_TRUE(profile_rows().empty());
 }

@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""The least time a run's kernels can take on a device, from a PROFILE_CSV file (runtime/profile.h).
+
+Each kernel launch needs at least max(flops / peak FLOP/s, bytes / peak bandwidth): its useful
+work (schedule/kernel_cost.h) at the device's peaks. Summed over the launches, that bounds the
+run's kernel time from below, and the FLOPs over that bound are the highest MFU the run's kernels
+allow. The file may come from a device that runs nothing (DEVICE=CUDANULL: the times are 0, the
+costs are real), so the bound of a GPU step can be had without a GPU.
+
+  python3 tools/roofline.py RUN.csv [--minus BASE.csv] [--divide N] [--tflops 989] [--gbs 4800] [--top 15]
+
+--minus subtracts another run's launches kernel by kernel and --divide divides what is left: a run
+of 3 steps minus a run of 1 step, divided by 2, is one step without the first step's extras
+(initialization, the capture) or the evaluation both runs share. The defaults are an H200's dense
+bf16 peak and its HBM3e bandwidth.
+"""
+import argparse
+import csv
+import sys
+
+FIELDS = ["device", "kernel", "launches", "seconds", "flops_per_launch", "bytes_per_launch"]
+
+
+def read(path):
+    """{(device, kernel, flops, bytes): [launches, seconds]} of a PROFILE_CSV file."""
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            header = reader.fieldnames or []
+            rows = list(reader)
+    except OSError as e:
+        sys.exit(f"roofline.py: cannot read {path}: {e.strerror}")
+    if list(header) != FIELDS:
+        sys.exit(f"roofline.py: {path} is not a PROFILE_CSV file (its header should be {','.join(FIELDS)})")
+    out = {}
+    for i, r in enumerate(rows, start=2):
+        try:
+            key = (r["device"], r["kernel"], float(r["flops_per_launch"]), float(r["bytes_per_launch"]))
+            launches, seconds = int(r["launches"]), float(r["seconds"])
+        except ValueError:
+            sys.exit(f"roofline.py: {path} line {i}: launches, seconds, flops and bytes must be numbers")
+        entry = out.setdefault(key, [0, 0.0])
+        entry[0] += launches
+        entry[1] += seconds
+    return out
+
+
+def main():
+    p = argparse.ArgumentParser(description="the least kernel time of a PROFILE_CSV run at a device's peaks")
+    p.add_argument("run")
+    p.add_argument("--minus", help="a PROFILE_CSV run whose launches are subtracted, kernel by kernel")
+    p.add_argument("--divide", type=float, default=1, help="divide the launches by this (steps in the difference)")
+    p.add_argument("--tflops", type=float, default=989, help="peak TFLOP/s (default: H200 dense bf16)")
+    p.add_argument("--gbs", type=float, default=4800, help="peak memory bandwidth in GB/s (default: H200)")
+    p.add_argument("--top", type=int, default=15, help="kernels listed (by their bound)")
+    a = p.parse_args()
+    if a.divide <= 0 or a.tflops <= 0 or a.gbs <= 0:
+        sys.exit("roofline.py: --divide, --tflops and --gbs must be positive")
+    run = read(a.run)
+    if a.minus:
+        for key, (launches, seconds) in read(a.minus).items():
+            entry = run.setdefault(key, [0, 0.0])
+            entry[0] -= launches
+            entry[1] -= seconds
+    peak, bw = a.tflops * 1e12, a.gbs * 1e9
+    rows, flops, compute, memory, measured = [], 0.0, 0.0, 0.0, 0.0
+    for (device, kernel, f, b), (launches, seconds) in run.items():
+        n = launches / a.divide
+        if n < 0:
+            sys.exit(f"roofline.py: {kernel} ran fewer times in {a.run} than in {a.minus}: not a later run of the same program")
+        if n == 0:
+            continue
+        bound = n * max(f / peak, b / bw)
+        compute_bound = f / peak >= b / bw
+        rows.append((bound, kernel, n, f, b, compute_bound))
+        flops += n * f
+        measured += seconds / a.divide
+        if compute_bound:
+            compute += bound
+        else:
+            memory += bound
+    total = compute + memory
+    if total <= 0:
+        sys.exit("roofline.py: no kernel work in the run")
+    rows.sort(reverse=True)
+    print(f"peaks: {a.tflops:g} TFLOP/s, {a.gbs:g} GB/s")
+    print(f"{'bound ms':>9} {'launches':>8} {'GFLOP':>10} {'GB':>8}  bound by  kernel")
+    for bound, kernel, n, f, b, c in rows[: a.top]:
+        print(f"{bound * 1e3:9.3f} {n:8.3g} {f / 1e9:10.4g} {b / 1e9:8.4g}  {'compute' if c else 'memory ':8s}  {kernel}")
+    if len(rows) > a.top:
+        rest = sum(r[0] for r in rows[a.top:])
+        print(f"  ... {len(rows) - a.top} more kernels: {rest * 1e3:.3f} ms")
+    print(f"total: {flops / 1e12:.4g} TFLOP; least kernel time {total * 1e3:.3f} ms "
+          f"({compute * 1e3:.3f} ms in compute-bound kernels, {memory * 1e3:.3f} ms in memory-bound ones); "
+          f"MFU at most {100 * flops / total / peak:.1f}%")
+    if measured > 0:  # 0 from a device that runs nothing (CUDANULL)
+        print(f"measured kernel time {measured * 1e3:.3f} ms: {100 * total / measured:.1f}% of it is the bound")
+
+
+if __name__ == "__main__":
+    main()
