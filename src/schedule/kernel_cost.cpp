@@ -84,7 +84,8 @@ KernelCost kernel_cost(const NodeRef& ast, const std::vector<int64_t>& sizes) {
     }
     loops.emplace(n, std::move(l));
     c.flops += flops_of(*n) * runs;
-    if (n->op == Op::LOAD || n->op == Op::STORE) {
+    if ((n->op == Op::LOAD || n->op == Op::STORE) && n->src[0]->op == Op::INDEX &&
+        n->src[0]->src[0]->op == Op::DEFINE_GLOBAL) {
       const Node& index = *n->src[0];
       size_t k = static_cast<size_t>(index.src[0]->get_arg<int64_t>());
       double elements = product(loops.at(&index));
