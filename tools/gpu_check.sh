@@ -34,7 +34,8 @@
 #               scaled_dot_product_attention (60 + 30 s); with --profile, after the table, the
 #               step (at the sequence that completed) again for 2 steps with PROFILE=20: the 20
 #               kernels that took the most time, each with its GFLOP/s and GB/s (runtime/profile.h;
-#               every launch timed alone, so the step itself is slower there), 90 s
+#               every launch timed alone, so the step itself is slower there), and from its
+#               PROFILE_CSV tools/roofline.py's least time for those launches at the peaks, 90 s
 # Time limits: build 240 s (skipped with --no-build), harness 120, matmul 3 x 30 + 30, lazygrad step
 # 120 for the first sequence and 60 for a shorter one, PyTorch step 60: at most 8 minutes after the
 # build; --beam adds 3 x 60, each --also 3 x 30, --flash 210, --profile 90.
@@ -211,7 +212,7 @@ fi
 profile_out=$build/gpu_check_profile.txt
 if [[ $profile == 1 && -n $tok_s ]]; then
   say "llama3.1-8b training step, $layers layers, seq $seq, bf16, PROFILE=20"
-  PROFILE=20 DEVICE=CUDA timeout 90 "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$seq" --batch 1 \
+  PROFILE=20 PROFILE_CSV=$build/gpu_check_profile.csv DEVICE=CUDA timeout 90 "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$seq" --batch 1 \
     --dtype bf16 --synthetic --steps 2 --eval-samples 2 --peak-tflops "$peak" >"$profile_out" 2>&1
   echo "(exit $?)" >>"$profile_out"
   cat "$profile_out" >>"$log"
@@ -262,6 +263,8 @@ if [[ $profile == 1 ]]; then
   if grep -q '^PROFILE:' "$profile_out" 2>/dev/null; then
     echo "PROFILE=20 of the step (seq $seq; 2 steps and the evaluation, each launch timed alone):"
     sed -n '/^PROFILE:/,/^  total:/p' "$profile_out"
+    # the same launches' least time at the peaks, and what share of the measured time that is
+    python3 tools/roofline.py "$build/gpu_check_profile.csv" --tflops "$peak" --top 0 2>&1 | tail -2
   else
     echo "(PROFILE run: no table; $(tail -1 "$profile_out" 2>/dev/null || echo "the step did not complete"))"
   fi
