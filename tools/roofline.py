@@ -9,6 +9,10 @@ costs are real), so the bound of a GPU step can be had without a GPU.
 
   python3 tools/roofline.py RUN.csv [--minus BASE.csv] [--divide N] [--tflops 989] [--gbs 4800] [--top 15]
 
+With measured times (a PROFILE_CSV from a GPU run) the kernels are listed longest first, each with
+the share of its measured time its bound is (how close it runs to the roofline); without (a
+CUDANULL run) largest bound first.
+
 --minus subtracts another run's launches kernel by kernel and --divide divides what is left: a run
 of 3 steps minus a run of 1 step, divided by 2, is one step without the first step's extras
 (initialization, the capture) or the evaluation both runs share. The defaults are an H200's dense
@@ -72,7 +76,7 @@ def main():
             continue
         bound = n * max(f / peak, b / bw)
         compute_bound = f / peak >= b / bw
-        rows.append((bound, kernel, n, f, b, compute_bound))
+        rows.append((seconds / a.divide, bound, kernel, n, f, b, compute_bound))
         flops += n * f
         measured += seconds / a.divide
         if compute_bound:
@@ -82,14 +86,23 @@ def main():
     total = compute + memory
     if total <= 0:
         sys.exit("roofline.py: no kernel work in the run")
-    rows.sort(reverse=True)
+    # With measured times (a run on a device that runs kernels): the longest first, with the share
+    # of its time the bound is; else (CUDANULL: every time 0) the largest bound first.
+    timed = measured > 0
+    rows.sort(key=lambda r: (r[0], r[1]) if timed else r[1], reverse=True)
     print(f"peaks: {a.tflops:g} TFLOP/s, {a.gbs:g} GB/s")
-    print(f"{'bound ms':>9} {'launches':>8} {'GFLOP':>10} {'GB':>8}  bound by  kernel")
-    for bound, kernel, n, f, b, c in rows[: a.top]:
-        print(f"{bound * 1e3:9.3f} {n:8.3g} {f / 1e9:10.4g} {b / 1e9:8.4g}  {'compute' if c else 'memory ':8s}  {kernel}")
+    timed_head = f"{'measured ms':>11} " if timed else ""
+    share_head = f"{'bound %':>8} " if timed else ""
+    print(f"{timed_head}{'bound ms':>9} {share_head}{'launches':>8} {'GFLOP':>10} {'GB':>8}  bound by  kernel")
+    for seconds, bound, kernel, n, f, b, c in rows[: a.top]:
+        timed_col = f"{seconds * 1e3:11.3f} " if timed else ""
+        share_col = (f"{100 * bound / seconds:7.1f}% " if seconds > 0 else f"{'-':>8} ") if timed else ""
+        print(f"{timed_col}{bound * 1e3:9.3f} {share_col}{n:8.3g} {f / 1e9:10.4g} {b / 1e9:8.4g}  "
+              f"{'compute' if c else 'memory ':8s}  {kernel}")
     if len(rows) > a.top:
-        rest = sum(r[0] for r in rows[a.top:])
-        print(f"  ... {len(rows) - a.top} more kernels: {rest * 1e3:.3f} ms")
+        rest_bound = sum(r[1] for r in rows[a.top:])
+        rest_time = f", measured {sum(r[0] for r in rows[a.top:]) * 1e3:.3f} ms" if timed else ""
+        print(f"  ... {len(rows) - a.top} more kernels: bound {rest_bound * 1e3:.3f} ms{rest_time}")
     print(f"total: {flops / 1e12:.4g} TFLOP; least kernel time {total * 1e3:.3f} ms "
           f"({compute * 1e3:.3f} ms in compute-bound kernels, {memory * 1e3:.3f} ms in memory-bound ones); "
           f"MFU at most {100 * flops / total / peak:.1f}%")

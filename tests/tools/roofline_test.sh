@@ -16,7 +16,14 @@ out=$(python3 "$roofline" "$dir/run.csv") || fail "exit $?: $out"
 grep -q 'least kernel time 3.000 ms (2.000 ms in compute-bound kernels, 1.000 ms in memory-bound ones); MFU at most 66.7%' <<<"$out" ||
   fail "bound of run.csv: $out"
 grep -q 'measured kernel time 6.000 ms: 50.0% of it is the bound' <<<"$out" || fail "measured: $out"
-grep -qE '^ +2\.000 +2 +989 +1  compute   mm$' <<<"$out" || fail "mm row: $out"
+grep -qE '^ +4\.000 +2\.000 +50\.0% +2 +989 +1  compute   mm$' <<<"$out" || fail "mm row: $out"
+grep -qE '^ +2\.000 +1\.000 +50\.0% +1 +0 +4\.8  memory    add$' <<<"$out" || fail "add row: $out"
+# Without times (CUDANULL): by bound, no measured columns.
+printf '%s\nCUDANULL,mm,2,0,989e9,1e9\nCUDANULL,add,1,0,0,4.8e9\n' "$header" >"$dir/null.csv"
+out=$(python3 "$roofline" "$dir/null.csv" --top 1) || fail "exit $?: $out"
+grep -qE '^ +2\.000 +2 +989 +1  compute   mm$' <<<"$out" || fail "mm row without times: $out"
+grep -q '  ... 1 more kernels: bound 1.000 ms$' <<<"$out" || fail "rest without times: $out"
+grep -q 'measured' <<<"$out" && fail "a measured time without one: $out"
 # One step: 3 launches of mm minus the 1 of the base, over 2.
 printf '%s\nCUDA,mm,3,0.006,989e9,1e9\n' "$header" >"$dir/three.csv"
 printf '%s\nCUDA,mm,1,0.002,989e9,1e9\n' "$header" >"$dir/one.csv"
