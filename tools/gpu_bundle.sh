@@ -69,6 +69,8 @@ for setting in "${settings[@]}"; do
   done
   echo "matmuls ($setting): done"
 done
+"$out/lazygrad" bench optimizer --device CUDANULL --params 1486901248 --repeats 1 >/dev/null 2>&1
+echo "AdamW update (gpu_check.sh --optimizer): done"
 for s in ${seqs//,/ }; do
   DEVICE=CUDANULL "$out/lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$s" --batch 1 --dtype bf16 \
     --synthetic --steps 2 --eval-samples 1 >/dev/null

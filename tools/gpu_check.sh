@@ -5,7 +5,7 @@
 # minutes on an H200 (each stage has a time limit; a stage that runs out is reported, not fatal).
 #
 #   bash tools/gpu_check.sh [--build-dir DIR] [--layers N] [--seq N[,N...]] [--no-build] [--beam W]
-#                           [--also VAR=VALUE[,VAR=VALUE...]]... [--flash] [--profile]
+#                           [--also VAR=VALUE[,VAR=VALUE...]]... [--flash] [--profile] [--optimizer]
 #
 #   build       cmake + ninja into DIR (default build-gpu), RelWithDebInfo; with --no-build, DIR must hold
 #               lazygrad and tests/lg_tensor_tests built elsewhere (their kernel cache: DIR/kernel-cache)
@@ -22,6 +22,9 @@
 #               environment variables set (e.g. --also BLOCK_MMA=0: Opt TC's kernels instead of the
 #               block-tiled default, measured beside it in the same run; --also BLOCK_MMA=0,TC_RUN=0:
 #               two knobs at once, the kernel before lane runs)
+#   optimizer   with --optimizer: lazygrad bench optimizer --device CUDA --params 1486901248 (the cut
+#               step's parameter count): one AdamW update as one kernel of four outputs, and as one
+#               kernel per output (MULTI_OUTPUT=0) in the same run, GB/s at 30 bytes per parameter, 30 s
 #   llama       lazygrad train --model llama3.1-8b --set layers=N (default 2) --seq S --batch 1
 #               --dtype bf16 --synthetic --steps 4 on CUDA, S the first of --seq (default 8192,2048)
 #               whose run completes (the issue's "8192 or the largest that fits"; the table says
@@ -38,14 +41,14 @@
 #               PROFILE_CSV tools/roofline.py's least time for those launches at the peaks, 90 s
 # Time limits: build 240 s (skipped with --no-build), harness 120, matmul 3 x 30 + 30, lazygrad step
 # 120 for the first sequence and 60 for a shorter one, PyTorch step 60: at most 8 minutes after the
-# build; --beam adds 3 x 60, each --also 3 x 30, --flash 210, --profile 90.
+# build; --beam adds 3 x 60, each --also 3 x 30, --flash 210, --profile 90, --optimizer 30.
 #
 # Environment: CUDA_PATH (default /usr/local/cuda), CUDA_ARCH (default: the GPU's), FLASH_ATTENTION=1
 # (the llama step with fused attention, docs/gpu.md; the table's step row names which it ran).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
-build=build-gpu layers=2 seqs=8192,2048 do_build=1 peak=989 beam=0 also=() flash=0 profile=0
+build=build-gpu layers=2 seqs=8192,2048 do_build=1 peak=989 beam=0 also=() flash=0 profile=0 optimizer=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build-dir) build=$2; shift 2 ;;
@@ -54,6 +57,7 @@ while [[ $# -gt 0 ]]; do
     --no-build) do_build=0; shift ;;
     --flash) flash=1; shift ;;
     --profile) profile=1; shift ;;
+    --optimizer) optimizer=1; shift ;;
     --beam) beam=$2; shift 2 ;;
     --also)
       [[ ${2:-} =~ ^[A-Z_][A-Z0-9_]*=[^[:space:],]+(,[A-Z_][A-Z0-9_]*=[^[:space:],]+)*$ ]] ||
@@ -138,6 +142,19 @@ for n in (4096, 8192):
     print(n, f"{2 * n**3 / (s.elapsed_time(e) / 20 / 1e3) / 1e12:.2f}")
 EOF
 )
+fi
+
+# One AdamW update of the cut step's parameters (2 layers: 1.49 B), m, v, parameters and bf16 copy:
+# one kernel of four outputs against one kernel each (schedule/multi_output.h), GB/s counting the
+# 30 bytes per parameter one pass moves; both must leave the same parameters (else no value).
+declare -A opt_gbs
+if [[ $optimizer == 1 ]]; then
+  say "AdamW update, 1486901248 parameters: one kernel of four outputs, one kernel each"
+  while read -r line; do
+    echo "$line" >>"$log"
+    [[ $line =~ outputs=(fused|apart)\ .*gbs=([0-9.]+) ]] && opt_gbs[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+    [[ $line == *check=FAIL* ]] && opt_gbs=()
+  done < <(DEVICE=CUDA timeout 30 "$lazygrad" bench optimizer --device CUDA --params 1486901248 --repeats 5 2>>"$log")
 fi
 
 # The first sequence length of --seq whose run completes; the summary line (llm trainer: "steady
@@ -248,6 +265,8 @@ for r in "${!labels[@]}"; do
     done
   done
 done
+[[ $optimizer == 1 ]] &&
+  echo "| AdamW update, 1.49 B parameters, one kernel (GB/s at 30 B per parameter) | ${opt_gbs[fused]:-n/a} | ${opt_gbs[apart]:-n/a} (lazygrad, a kernel per output) | $(ratio "${opt_gbs[fused]:-}" "${opt_gbs[apart]:-}") |"
 attention="matmul+softmax attention"; [[ ${FLASH_ATTENTION:-0} != 0 ]] && attention="fused attention"
 echo "| llama3.1-8b, $layers layers, seq $seq, bf16, $attention: tokens/s | ${tok_s:-n/a (rc $train_rc)} | $torch_tok_s (PyTorch) | $(ratio "${tok_s:-}" "${torch_tok_s//[^0-9.]/}") |"
 echo "| same: MFU (peak $peak TFLOP/s) | ${mfu:-n/a} | ${torch_mfu:-} | |"

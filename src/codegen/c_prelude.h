@@ -100,6 +100,7 @@ static inline lg_f32x16 lg_sel_f32x16(lg_i32x16 m, lg_f32x16 a, lg_f32x16 b) { /
 #define LG_ROUND512(a) __builtin_ia32_rndscaleps_mask((a), 8, (a), (unsigned short)-1, 4)
 #define LG_SCALEF512(a, b) __builtin_ia32_scalefps512_mask((a), (b), (a), (unsigned short)-1, 4)
 #define LG_NAN_OVER512(v, r) __builtin_ia32_selectps_512(__builtin_ia32_cmpps512_mask((v), (v), 3, (unsigned short)-1, 4), (v), (r))
+#define LG_SQRT512(a) __builtin_ia32_sqrtps512((a), 4)
 #elif defined(__AVX512F__)
 #include <immintrin.h>
 #define LG_AVX512 1
@@ -109,11 +110,19 @@ static inline lg_f32x16 lg_sel_f32x16(lg_i32x16 m, lg_f32x16 a, lg_f32x16 b) { /
 #define LG_ROUND512(a) (lg_f32x16)_mm512_roundscale_ps((__m512)(a), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)
 #define LG_SCALEF512(a, b) (lg_f32x16)_mm512_scalef_ps((__m512)(a), (__m512)(b))
 #define LG_NAN_OVER512(v, r) (lg_f32x16)_mm512_mask_mov_ps((__m512)(r), _mm512_cmp_ps_mask((__m512)(v), (__m512)(v), _CMP_UNORD_Q), (__m512)(v))
+#define LG_SQRT512(a) (lg_f32x16)_mm512_sqrt_ps((__m512)(a))
 #endif
 #if defined(LG_AVX512)
 static inline lg_f32x16 lg_fma_f32x16(lg_f32x16 a, lg_f32x16 b, lg_f32x16 c) { return LG_FMA512(a, b, c); }
 #else
 static inline lg_f32x16 lg_fma_f32x16(lg_f32x16 a, lg_f32x16 b, lg_f32x16 c) { for (int i = 0; i < 16; i++) c[i] = fmaf(a[i], b[i], c[i]); return c; }
+#endif
+/* Square roots of 16 lanes, each correctly rounded as sqrtf is (so the same bits as the scalar
+   copies); a loop of sqrtf is left scalar by clang, hence the instruction. */
+#if defined(LG_AVX512)
+static inline lg_f32x16 lg_sqrt_f32x16(lg_f32x16 v) { return LG_SQRT512(v); }
+#else
+static inline lg_f32x16 lg_sqrt_f32x16(lg_f32x16 v) { for (int i = 0; i < 16; i++) v[i] = sqrtf(v[i]); return v; }
 #endif
 /* 2^x without libm and without branches, so loops of it vectorize: x = n + f with n = round(x)
    (to nearest even: the 1.5*2^23 trick, exact in IEEE arithmetic) and |f| <= 0.5; 2^f from

@@ -10,7 +10,8 @@
 // kernel's max and sum loops each get their own lanes, and so does its store):
 //   - float32 and bfloat16 loads and stores whose index moves by 1 along it (contiguous; ungated),
 //     or not at all (the scalar is broadcast to every lane with VECTORIZE), and CASTs between them;
-//   - float32 ADD, MUL, NEG, MAX, MULACC and EXP2 of such values, and WHERE with a condition that
+//   - float32 ADD, MUL, NEG, MAX, MULACC, SQRT, RECIPROCAL and EXP2 of such values (SQRT and
+//     RECIPROCAL correctly rounded per lane, as the scalar copies are), and WHERE with a condition that
 //     does not depend on the lane (a scalar condition selects whole vectors);
 //   - REDUCE (ADD, MUL or MAX) of such values: per-lane accumulators. When the range is one of the
 //     REDUCE's own loops (an UPCAST of a reduce axis), the lanes are partial accumulators,

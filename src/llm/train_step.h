@@ -13,8 +13,9 @@
 // Per step:
 //   micro (x grad_accum)   loss_sum/T forward + backward; grad_acc[run] += float32(grad)  [Jit "micro"]
 //   update                 norm = |grad_acc| (one flat reduction); AdamW's m, v and p over the
-//                          flat buffers (one kernel each, the clip scale applied inside); compute =
-//                          cast(masters); grad_acc = 0: about 6 kernels whatever the model [Jit "update"]
+//                          flat buffers and compute = cast(masters), one kernel of four outputs
+//                          (schedule/multi_output.h; the clip scale applied inside); grad_acc = 0:
+//                          3-4 kernels whatever the model [Jit "update"]
 // where T = micro_batch * seq_len * grad_accum, so grad_acc ends as the gradient of the mean token
 // loss of the whole step. The per-step AdamW numbers enter the update as an input tensor, so both
 // captured steps replay with no scheduling (docs/jit.md); with jit off the same functions run eagerly.

@@ -196,8 +196,8 @@ std::vector<double> AdamW::step_scalars() const {
 }
 
 Tensor AdamW::updated(int64_t begin, int64_t end, const Tensor& p, const Tensor& g, const Tensor& scalars) {
-  // m and v are written by their own kernels and p's kernel reads them back (the assigns' values):
-  // three kernels, no intermediate buffers.
+  // p's value reads the assigns of m and v: the scheduler makes the three one kernel of three outputs
+  // (schedule/multi_output.h), p computed from m's and v's new values in the same thread.
   Tensor m = stage(state_[0].second, begin, end, run_of(state_[0].second, begin, end) * cfg_.beta1 + (1 - cfg_.beta1) * g);
   Tensor v =
       stage(state_[1].second, begin, end, run_of(state_[1].second, begin, end) * cfg_.beta2 + (1 - cfg_.beta2) * g * g);

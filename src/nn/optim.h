@@ -6,7 +6,8 @@
 // parameter handle (and so the model holding it) becomes a view of the flat parameter buffer
 // (Tensor::replace), with the same values. Parameters are grouped (AdamW: by weight decay) and
 // each group is one run, so the update of the whole set is a few kernels over the flat buffers
-// (AdamW: m, v and p, one kernel each), not several per parameter.
+// (AdamW: m, v and p, one kernel of three outputs: schedule/multi_output.h), not several per
+// parameter.
 //
 // step() first writes every parameter's lazy gradient into its run of the gradient buffer (in one
 // schedule with anything passed in `also`, e.g. the loss: forward, backward and the gradient

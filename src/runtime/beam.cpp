@@ -42,41 +42,75 @@ std::vector<Opt> deserialize(const std::vector<uint8_t>& bytes) {
   return opts;
 }
 
-// Arguments for timing runs: real inputs, a scratch output (slot 0) so nothing is overwritten.
+// Arguments for timing runs: real inputs, scratch outputs (the first slots) so nothing is
+// overwritten. An output the kernel also reads (an in-place update: m <- m*b1 + g) starts from a
+// copy of its buffer's values, the others from poison (runtime/beam_check.h).
 class TimingArgs {
  public:
-  TimingArgs(Device& dev, const ScheduleItem& item) : dev_(dev), dtype_(item.buffers[0]->dtype) {
-    const Node& out = *item.buffers[0];
-    bytes_ = static_cast<size_t>(out.get_arg<BufferArg>().size) * itemsize(out.dtype);
-    scratch_ = dev.allocator().alloc(bytes_);
-    args = kernel_args(item, scratch_);
+  TimingArgs(Device& dev, const ScheduleItem& item) : dev_(dev) {
+    std::vector<bool> read(item.outputs, false);
+    for (const Node* n : toposort(item.ast))
+      if (n->op == Op::LOAD && n->src[0]->op == Op::INDEX && n->src[0]->src[0]->op == Op::DEFINE_GLOBAL)
+        if (size_t k = static_cast<size_t>(n->src[0]->src[0]->get_arg<int64_t>()); k < read.size()) read[k] = true;
+    std::vector<void*> ptrs;
+    for (size_t k = 0; k < item.outputs; k++) {
+      const Node& out = *item.buffers[k];
+      size_t bytes = static_cast<size_t>(out.get_arg<BufferArg>().size) * itemsize(out.dtype);
+      outs_.push_back({dev.allocator().alloc(bytes), bytes, out.dtype, {}});
+      if (read[k]) {
+        outs_.back().start.resize(bytes);
+        dev.allocator().copy_out(outs_.back().start.data(), buffer_memory(out).ptr, bytes);
+        in_place_ = true;
+      }
+      ptrs.push_back(outs_.back().ptr);
+    }
+    args = kernel_args(item, ptrs);
   }
-  ~TimingArgs() { dev_.allocator().free(scratch_, bytes_); }
+  ~TimingArgs() {
+    for (const Scratch& o : outs_) dev_.allocator().free(o.ptr, o.bytes);
+  }
   TimingArgs(const TimingArgs&) = delete;
   TimingArgs& operator=(const TimingArgs&) = delete;
   KernelArgs args;
 
-  // Before a candidate runs: the whole scratch output to 0xFF (runtime/beam_check.h).
-  void poison() { poison_output(dev_.allocator(), scratch_, bytes_); }
-  // After: what it wrote (the whole buffer, as bytes).
-  std::vector<uint8_t> output() const {
-    std::vector<uint8_t> host(bytes_);
-    dev_.allocator().copy_out(host.data(), scratch_, bytes_);
+  // Before a candidate runs: every scratch output to its start (the buffer's values, or 0xFF).
+  void reset() {
+    for (const Scratch& o : outs_)
+      if (o.start.empty())
+        poison_output(dev_.allocator(), o.ptr, o.bytes);
+      else
+        dev_.allocator().copy_in(o.ptr, o.start.data(), o.bytes);
+  }
+  // Whether an output is also read: then each timing run starts from the last one's result, and
+  // the values are checked after one more run from the start.
+  bool in_place() const { return in_place_; }
+  // After: what it wrote, by output (each whole buffer, as bytes).
+  std::vector<std::vector<uint8_t>> outputs() const {
+    std::vector<std::vector<uint8_t>> host;
+    for (const Scratch& o : outs_) {
+      host.emplace_back(o.bytes);
+      dev_.allocator().copy_out(host.back().data(), o.ptr, o.bytes);
+    }
     return host;
   }
-  DType dtype() const { return dtype_; }
+  DType dtype(size_t k) const { return outs_[k].dtype; }
 
  private:
+  struct Scratch {
+    void* ptr;
+    size_t bytes;
+    DType dtype;
+    std::vector<uint8_t> start;  // an output the kernel reads: its buffer's values; else empty
+  };
   Device& dev_;
-  DType dtype_;
-  void* scratch_;
-  size_t bytes_;
+  std::vector<Scratch> outs_;
+  bool in_place_ = false;
 };
 
 // The output every candidate must match: the first candidate of the search that ran (the first
 // start, the device's heuristic choice, unless it failed to build).
 struct Reference {
-  std::vector<uint8_t> output;
+  std::vector<std::vector<uint8_t>> outputs;  // by output slot
   std::vector<Opt> opts;
   bool set = false;
   size_t rejected = 0;  // candidates whose values did not match
@@ -97,14 +131,18 @@ double time_program(Program& p, const KernelArgs& args, double give_up) {
 // Whether candidate c's output (in the scratch buffer) matches the reference; the first candidate
 // to run sets it. A mismatch is reported on stderr: it is a codegen bug to file.
 bool matches_reference(const ScheduleItem& item, const Candidate& c, const TimingArgs& timing, Reference& ref) {
-  std::vector<uint8_t> out = timing.output();
+  std::vector<std::vector<uint8_t>> outs = timing.outputs();
   if (!ref.set) {
-    ref.output = std::move(out);
+    ref.outputs = std::move(outs);
     ref.opts = c.opts;
     ref.set = true;
     return true;
   }
-  std::string why = output_mismatch(ref.output, out, timing.dtype());
+  std::string why;
+  for (size_t k = 0; k < outs.size() && why.empty(); k++) {
+    why = output_mismatch(ref.outputs[k], outs[k], timing.dtype(k));
+    if (!why.empty() && outs.size() > 1) why = str("output ", k, ": ", why);
+  }
   if (why.empty()) return true;
   ref.rejected++;
   std::fprintf(stderr, "BEAM: kernel %s: the Opts %s compute other values than %s (%s); not a candidate\n",
@@ -113,8 +151,8 @@ bool matches_reference(const ScheduleItem& item, const Candidate& c, const Timin
 }
 
 // Lowers and compiles every candidate (in parallel, one per core), then runs them one at a time
-// with nothing else running: each on a poisoned scratch output, timed, then checked against the
-// reference (a candidate that does not match gets no time). `fastest` is the best time seen in
+// with nothing else running: each on scratch outputs reset to their start (TimingArgs), timed,
+// then checked against the reference (a candidate that does not match gets no time). `fastest` is the best time seen in
 // this search so far (updated).
 void measure(Device& dev, const ScheduleItem& item, std::vector<Candidate>& cands, TimingArgs& timing, Reference& ref,
              double& fastest) {
@@ -134,8 +172,12 @@ void measure(Device& dev, const ScheduleItem& item, std::vector<Candidate>& cand
   }
   for (size_t i = 0; i < cands.size(); i++) {
     if (!programs[i]) continue;
-    timing.poison();
+    timing.reset();
     double seconds = time_program(*programs[i], timing.args, 1.5 * fastest);
+    if (timing.in_place()) {
+      timing.reset();
+      programs[i]->run(timing.args);
+    }
     if (!matches_reference(item, cands[i], timing, ref)) continue;
     cands[i].seconds = seconds;
     fastest = std::min(fastest, seconds);

@@ -151,12 +151,12 @@ std::vector<std::vector<const Node*>> release_points(const Schedule& s, uint64_t
 
 }  // namespace
 
-KernelArgs kernel_args(const ScheduleItem& item, void* out) {
+KernelArgs kernel_args(const ScheduleItem& item, const std::vector<void*>& outs) {
   KernelArgs args;
   for (size_t k = 0; k < item.buffers.size(); k++) {
     const Node& b = *item.buffers[k];
     int64_t offset = k < item.offsets.size() ? item.offsets[k] : 0;
-    char* base = static_cast<char*>(k == 0 && out ? out : buffer_memory(b).ptr);
+    char* base = static_cast<char*>(k < outs.size() ? outs[k] : buffer_memory(b).ptr);
     args.buffers.push_back(base + static_cast<size_t>(offset) * itemsize(b.dtype));
     args.sizes.push_back(b.get_arg<BufferArg>().size - offset);
   }

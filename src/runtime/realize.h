@@ -14,9 +14,9 @@ namespace lg {
 std::vector<NodeRef> realize(const NodeRef& sink);
 
 // The arguments of a kernel item: each slot's memory from its offset on (ScheduleItem::offsets),
-// with the elements left from there. out: the memory to use for slot 0 instead of its buffer's
-// (BEAM's scratch output; the same offset applies).
-KernelArgs kernel_args(const ScheduleItem& item, void* out = nullptr);
+// with the elements left from there. outs: the memory to use for the first slots (the outputs)
+// instead of their buffers' (BEAM's scratch outputs; the same offsets apply).
+KernelArgs kernel_args(const ScheduleItem& item, const std::vector<void*>& outs = {});
 
 // Number of kernels lowered and loaded so far (the program cache's misses).
 size_t programs_built();

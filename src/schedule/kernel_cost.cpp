@@ -90,7 +90,7 @@ KernelCost kernel_cost(const NodeRef& ast, const std::vector<int64_t>& sizes) {
       size_t k = static_cast<size_t>(index.src[0]->get_arg<int64_t>());
       double elements = product(loops.at(&index));
       if (n->op == Op::STORE)
-        c.bytes += elements * itemsize(slot_dtype.at(0));
+        c.bytes += elements * itemsize(slot_dtype.at(k));
       else if (k < loaded.size())
         loaded[k] += elements;
     }

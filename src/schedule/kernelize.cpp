@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -18,6 +19,11 @@ namespace {
 struct Ctx {
   const Node* point;
   const std::unordered_map<const Node*, NodeRef>* realized;
+  // A kernel of several outputs (kernelize_outputs): its points, each computed in place where another
+  // one reads it, which is allowed only at the element being written (index `written`, ungated).
+  std::vector<const Node*> group;
+  std::vector<NodeRef> written;
+  bool read_elsewhere = false;
   std::vector<NodeRef> buffers;
   int64_t next_range = 0;
   std::vector<const Node*> reads;
@@ -159,7 +165,9 @@ NodeRef push_at(Ctx& ctx, const NodeRef& a) {
   const NodeRef& x = a->src[0];
   const NodeRef& gate = a->src[1];
   std::vector<NodeRef> idx = index_of_at(*a);
-  if (x.get() != ctx.point) {
+  if (std::find(ctx.group.begin(), ctx.group.end(), x.get()) != ctx.group.end()) {
+    if (idx != ctx.written || !gate->is_const_value(1)) ctx.read_elsewhere = true;
+  } else if (x.get() != ctx.point) {
     if (auto it = ctx.realized->find(x.get()); it != ctx.realized->end()) {
       ctx.note_read(x.get());
       if (it->second->op != Op::BUFFER) {  // an ASSIGN into a run of a buffer: its new values there
@@ -232,11 +240,11 @@ std::string kernel_name(const Node& point, const NodeRef& ast) {
 // below its smallest index; a slot whose INDEXes have one base starts there, and each further base
 // of the same buffer (a kernel reading a layer's weight and, far away in the same flat buffer, its
 // norm gain) becomes a slot of its own, appended, over the same buffer (not the output's: slot 0
-// starts at its smallest base). Indices move down by their
+// starts at its smallest base; nor is any other output's). Indices move down by their
 // slot's offset and every index is folded by the symbolic rules, so the same access at another
 // offset of a buffer gives the same AST. Returns the offsets of the slots (buffers gains the added
 // ones).
-std::vector<int64_t> rebase_slots(NodeRef& ast, std::vector<NodeRef>& buffers) {
+std::vector<int64_t> rebase_slots(NodeRef& ast, std::vector<NodeRef>& buffers, size_t outputs = 1) {
   auto base_of = [&](const Node* index) {
     const NodeRef& buf = buffers[index->src[0]->get_arg<int64_t>()];
     int64_t align = std::max<int64_t>(1, kSlotAlignBytes / static_cast<int64_t>(itemsize(buf->dtype)));
@@ -256,7 +264,7 @@ std::vector<int64_t> rebase_slots(NodeRef& ast, std::vector<NodeRef>& buffers) {
     for (int64_t b : bases[s]) {
       // The output's slot is never split: a second pointer to the buffer a kernel writes would
       // alias it (both are restrict).
-      bool own = b == *bases[s].begin() || s == 0;
+      bool own = b == *bases[s].begin() || s < outputs;
       slot_of[{s, b}] = own ? static_cast<int64_t>(s) : static_cast<int64_t>(buffers.size());
       if (b == *bases[s].begin()) {
         offsets[s] = b;
@@ -289,7 +297,7 @@ std::vector<int64_t> rebase_slots(NodeRef& ast, std::vector<NodeRef>& buffers) {
 
 KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
                           const std::unordered_map<const Node*, NodeRef>& realized, int64_t out_offset) {
-  Ctx ctx{point.get(), &realized, {}, 0, {}, {}, {}};
+  Ctx ctx{point.get(), &realized, {}, {}, false, {}, 0, {}, {}, {}};
   NodeRef out_global = ctx.global(out);
   std::vector<NodeRef> idx;
   for (int64_t d : point->shape)
@@ -305,9 +313,38 @@ KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
   return {ast, ctx.buffers, kernel_name(*point, ast), offsets, ctx.reads, ctx.spans};
 }
 
+std::optional<KernelizeResult> kernelize_outputs(const std::vector<NodeRef>& points, const std::vector<NodeRef>& outs,
+                                                 const std::unordered_map<const Node*, NodeRef>& realized,
+                                                 const std::vector<int64_t>& out_offsets) {
+  LG_CHECK(!points.empty() && points.size() == outs.size() && points.size() == out_offsets.size(),
+           "kernelize_outputs: ", points.size(), " points, ", outs.size(), " buffers");
+  Ctx ctx{nullptr, &realized, {}, {}, false, {}, 0, {}, {}, {}};
+  for (const NodeRef& p : points) ctx.group.push_back(p.get());
+  for (const NodeRef& b : outs) ctx.global(b);
+  LG_CHECK(ctx.buffers.size() == outs.size(), "kernelize_outputs: two points write one buffer");
+  const Shape& shape = points[0]->shape;
+  for (int64_t d : shape) ctx.written.push_back(d == 1 ? index_const(0) : range(d, ctx.next_range++, AxisType::LOOP));
+  std::vector<NodeRef> stores;
+  for (size_t k = 0; k < points.size(); k++) {
+    LG_CHECK(points[k]->shape == shape, "kernelize_outputs: points of different shapes");
+    NodeRef value = at(points[k], bool_const(true), ctx.written);
+    NodeRef addr = make(Op::INDEX, outs[k]->dtype.as_ptr(),
+                        {ctx.global(outs[k]), shifted(flat_index(ctx.written, shape), out_offsets[k])});
+    stores.push_back(make(Op::STORE, dtypes::void_, {addr, cast(value, outs[k]->dtype)}));
+  }
+  NodeRef ast = make(Op::SINK, dtypes::void_, std::move(stores));
+  ast = rewrite(ast, pm_kernelize(), {.name = "kernelize outputs", .top_down = true}, std::any(&ctx));
+  if (ctx.read_elsewhere) return std::nullopt;
+  std::vector<int64_t> offsets = rebase_slots(ast, ctx.buffers, outs.size());
+  verify_stage(ast, kernel_spec(), "after kernelize");
+  KernelizeResult r{ast, ctx.buffers, kernel_name(*points[0], ast), offsets, ctx.reads, ctx.spans};
+  r.outputs = outs.size();
+  return r;
+}
+
 KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
                                   const std::unordered_map<const Node*, NodeRef>& realized, int64_t out_offset) {
-  Ctx ctx{point.get(), &realized, {}, 0, {}, {}, {}};
+  Ctx ctx{point.get(), &realized, {}, {}, false, {}, 0, {}, {}, {}};
   NodeRef out_global = ctx.global(out);
   const NodeRef& index = point->src[1];
   const NodeRef& values = point->src[2];

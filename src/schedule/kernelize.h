@@ -6,6 +6,7 @@
 // variables, through ALU ops it distributes over the sources, at a REDUCE_AXIS it opens REDUCE
 // ranges, at a PAD it adds a validity gate, and at a buffer or another realize point it becomes a
 // LOAD. What is left is the kernel stage: no shapes, no movement ops, no AT.
+#include <optional>
 #include <unordered_map>
 
 #include "ir/node.h"
@@ -17,8 +18,8 @@ namespace lg {
 inline constexpr int64_t kSlotAlignBytes = 64;
 
 struct KernelizeResult {
-  NodeRef ast;                   // SINK(STORE(...)), or SINK(ATTENTION(...))
-  std::vector<NodeRef> buffers;  // BUFFER nodes by DEFINE_GLOBAL slot; [0] is the output
+  NodeRef ast;                   // SINK(STORE(...)...), or SINK(ATTENTION(...))
+  std::vector<NodeRef> buffers;  // BUFFER nodes by DEFINE_GLOBAL slot; [0, outputs) are written
   std::string name;              // "E_..." / "r_..." from the output and reduce sizes
   // By slot: the element of the buffer where the kernel's pointer for that slot starts (its indices
   // count from there). A view at a large offset (a layer's weight in a flat parameter buffer, an
@@ -38,6 +39,7 @@ struct KernelizeResult {
     int64_t lo, hi;
   };
   std::vector<Span> spans;
+  size_t outputs = 1;  // slots [0, outputs) are written, one STORE each (kernelize_outputs)
 };
 
 // point: the realize point; out: its buffer, written from element out_offset on (an ASSIGN into a
@@ -51,6 +53,16 @@ KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
 
 KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
                           const std::unordered_map<const Node*, NodeRef>& realized, int64_t out_offset = 0);
+
+// Several elementwise realize points of one shape (ASSIGNs, schedule.cpp decides which) as one
+// kernel of several outputs: over the same loops, one STORE per point into outs[k] (slot k) from
+// element out_offsets[k] on. A point that another one reads is not loaded but computed in place:
+// the same nodes as its own STORE's value, so once. That is right only at the element being
+// written; a point read at another element, or under a gate, gives nothing (keep the kernels
+// apart: its value there may already be overwritten, or not yet written, by another thread).
+std::optional<KernelizeResult> kernelize_outputs(const std::vector<NodeRef>& points, const std::vector<NodeRef>& outs,
+                                                 const std::unordered_map<const Node*, NodeRef>& realized,
+                                                 const std::vector<int64_t>& out_offsets);
 
 // A FLASH_ATTENTION or FLASH_ATTENTION_GRAD point: one ATTENTION kernel (ir/attention.h), a loop
 // over its blocks; its sources are realize points or views of whole buffers (schedule/fusion.h),

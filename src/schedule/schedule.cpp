@@ -14,6 +14,8 @@
 #include "schedule/allreduce.h"
 #include "schedule/fusion.h"
 #include "schedule/kernelize.h"
+#include "schedule/multi_output.h"
+#include "schedule/plan.h"
 #include "schedule/split_reduce.h"
 
 namespace lg {
@@ -27,15 +29,35 @@ const Node* view_base(const Node* n) {
   return n->op == Op::BUFFER ? n : nullptr;
 }
 
-namespace {
+bool reads_span(const Planned& j, const Node* b, int64_t lo, int64_t hi) {
+  if (std::find(j.reads.begin(), j.reads.end(), b) == j.reads.end()) return false;
+  for (const KernelizeResult::Span& s : j.spans)
+    if (s.buffer == b) return s.lo <= hi && lo <= s.hi;
+  return true;
+}
 
-struct Planned {
-  ScheduleItem item;
-  const Node* point;
-  std::vector<const Node*> reads;  // BUFFER nodes and realize points the item reads
-  std::vector<KernelizeResult::Span> spans;  // elements of BUFFERs it may read (none listed: all)
-  int64_t offset = 0;                        // first element it writes in its buffer
-};
+std::vector<std::vector<size_t>> dependency_edges(const std::vector<Planned>& plan) {
+  size_t n = plan.size();
+  std::unordered_map<const Node*, size_t> item_of;  // realize point -> entry
+  for (size_t i = 0; i < n; i++)
+    for (const Node* p : plan[i].points) item_of[p] = i;
+  std::vector<std::vector<size_t>> next(n);
+  for (size_t j = 0; j < n; j++)
+    for (const Node* r : plan[j].reads)
+      if (auto it = item_of.find(r); it != item_of.end() && it->second != j) next[it->second].push_back(j);
+  for (size_t a = 0; a < n; a++)
+    for (size_t k = 0; k < plan[a].points.size(); k++) {
+      const Node* point = plan[a].points[k];
+      if (point->op != Op::ASSIGN) continue;
+      const Node* target = plan[a].item.buffers[k].get();
+      int64_t lo = plan[a].offsets[k], hi = lo + point->numel() - 1;
+      for (size_t j = 0; j < n; j++)
+        if (j != a && reads_span(plan[j], target, lo, hi)) next[j].push_back(a);
+    }
+  return next;
+}
+
+namespace {
 
 // Where an ASSIGN or SCATTER_ADD writes: a contiguous range of an existing buffer.
 ElementRange written_range(const Node* n) {
@@ -59,36 +81,14 @@ const Node* written_view(const Node* n) {
   return (n->op == Op::SCATTER_ADD && t->op == Op::ASSIGN) ? written_view(t) : t;
 }
 
-// Does item j read elements [lo, hi] of buffer b?
-bool reads_span(const Planned& j, const Node* b, int64_t lo, int64_t hi) {
-  if (std::find(j.reads.begin(), j.reads.end(), b) == j.reads.end()) return false;
-  for (const KernelizeResult::Span& s : j.spans)
-    if (s.buffer == b) return s.lo <= hi && lo <= s.hi;
-  return true;
-}
-
 // Orders items so each runs after the items whose buffers it reads, and every reader of a
 // buffer's old value runs before the ASSIGN that overwrites it. Ties keep graph order.
 std::vector<ScheduleItem> order_items(std::vector<Planned>& plan) {
   size_t n = plan.size();
-  std::unordered_map<const Node*, size_t> item_of;  // realize point -> item
-  for (size_t i = 0; i < n; i++) item_of[plan[i].point] = i;
-  std::vector<std::vector<size_t>> next(n);
+  std::vector<std::vector<size_t>> next = dependency_edges(plan);
   std::vector<int> indeg(n, 0);
-  auto edge = [&](size_t a, size_t b) {
-    next[a].push_back(b);
-    indeg[b]++;
-  };
-  for (size_t j = 0; j < n; j++)
-    for (const Node* r : plan[j].reads)
-      if (auto it = item_of.find(r); it != item_of.end() && it->second != j) edge(it->second, j);
-  for (size_t a = 0; a < n; a++) {
-    if (plan[a].point->op != Op::ASSIGN) continue;
-    const Node* target = plan[a].item.buffers[0].get();
-    int64_t lo = plan[a].offset, hi = plan[a].offset + plan[a].point->numel() - 1;
-    for (size_t j = 0; j < n; j++)
-      if (j != a && reads_span(plan[j], target, lo, hi)) edge(j, a);
-  }
+  for (size_t a = 0; a < n; a++)
+    for (size_t b : next[a]) indeg[b]++;
   std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
   for (size_t i = 0; i < n; i++)
     if (indeg[i] == 0) ready.push(i);
@@ -152,7 +152,8 @@ Schedule create_schedule(const NodeRef& sink) {
     const Node* n = um.order[i];
     NodeRef point = NodeRef::share(n);
     Planned p;
-    p.point = n;
+    p.points = {n};
+    p.offsets = {0};
     if (n->op == Op::COPY) {
       const Node* s = n->src[0].get();
       if (n->numel() == 0) continue;
@@ -168,8 +169,8 @@ Schedule create_schedule(const NodeRef& sink) {
       p.spans = {{src_buf.get(), range.offset, range.offset + n->numel() - 1}};
     } else if (n->op == Op::SCATTER_ADD) {
       if (n->src[2]->numel() == 0) continue;  // nothing to add
-      p.offset = written_range(n).offset;
-      KernelizeResult k = kernelize_scatter(point, buf_of[n], read_of, p.offset);
+      p.offsets[0] = written_range(n).offset;
+      KernelizeResult k = kernelize_scatter(point, buf_of[n], read_of, p.offsets[0]);
       p.reads = k.reads;
       p.spans = k.spans;
       p.reads.push_back(n->src[0].get());  // after the target's value is in the buffer
@@ -181,8 +182,8 @@ Schedule create_schedule(const NodeRef& sink) {
       p.item = {ScheduleItem::Kind::Kernel, k.ast, k.buffers, k.name, 0, k.offsets};
     } else {
       if (n->numel() == 0) continue;  // nothing to compute; the buffer is empty
-      if (n->op == Op::ASSIGN) p.offset = written_range(n).offset;
-      KernelizeResult k = kernelize(point, buf_of[n], read_of, p.offset);
+      if (n->op == Op::ASSIGN) p.offsets[0] = written_range(n).offset;
+      KernelizeResult k = kernelize(point, buf_of[n], read_of, p.offsets[0]);
       p.reads = k.reads;
       p.spans = k.spans;
       p.item = {ScheduleItem::Kind::Kernel, k.ast, k.buffers, k.name, 0, k.offsets};
@@ -190,6 +191,7 @@ Schedule create_schedule(const NodeRef& sink) {
     plan.push_back(std::move(p));
   }
 
+  merge_outputs(plan, read_of);
   Schedule s;
   s.items = order_items(plan);
   for (size_t i = 0; i < g->src.size(); i++) {
@@ -221,8 +223,10 @@ std::string describe(const Schedule& s) {
     const ScheduleItem& it = s.items[i];
     auto offset = [&](size_t j) { return j < it.offsets.size() ? it.offsets[j] : 0; };
     out += str("  ", i, " ", it.kind == ScheduleItem::Kind::Kernel ? "kernel " : "copy   ", it.name, "  out ",
-               buf_desc(it.buffers[0], offset(0)), " on ", it.buffers[0]->device_name(), "  in");
-    for (size_t j = 1; j < it.buffers.size(); j++) out += " " + buf_desc(it.buffers[j], offset(j));
+               buf_desc(it.buffers[0], offset(0)));
+    for (size_t j = 1; j < it.outputs; j++) out += " " + buf_desc(it.buffers[j], offset(j));
+    out += str(" on ", it.buffers[0]->device_name(), "  in");
+    for (size_t j = it.outputs; j < it.buffers.size(); j++) out += " " + buf_desc(it.buffers[j], offset(j));
     if (it.src_offset) out += str(" from element ", it.src_offset);
     out += "\n";
   }

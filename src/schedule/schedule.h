@@ -7,6 +7,8 @@
 //     2. find realize points (fusion decides kernel boundaries; see fusion.h)
 //     3. give every realize point a buffer; "kernelize" each one: movement ops become index
 //        arithmetic over RANGE loop variables, realized inputs become LOADs (kernelize.h)
+//     3b. merge elementwise ASSIGNs that read each other or the same inputs into kernels of several
+//        outputs (multi_output.h)
 //     4. order kernels by their buffer dependencies (readers of a buffer before an ASSIGN to it)
 // DEBUG=2 prints the resulting kernel list.
 #include <string>
@@ -19,10 +21,11 @@ namespace lg {
 struct ScheduleItem {
   enum class Kind { Kernel, Copy };
   Kind kind = Kind::Kernel;
-  // Kernel: SINK(STORE(INDEX(DEFINE_GLOBAL 0, ...), value)). Buffers are DEFINE_GLOBAL slots, so equal
-  // computations on different buffers share one AST (and one compiled program).
+  // Kernel: SINK(STORE(INDEX(DEFINE_GLOBAL k, ...), value)...), a STORE into each output slot k.
+  // Buffers are DEFINE_GLOBAL slots, so equal computations on different buffers share one AST (and
+  // one compiled program).
   NodeRef ast;
-  // BUFFER nodes by slot; [0] is written. Copy: [0] destination, [1] source.
+  // BUFFER nodes by slot; [0, outputs) are written. Copy: [0] destination, [1] source.
   std::vector<NodeRef> buffers;
   std::string name;  // "E_4_8" (elementwise) or "r_4__8" (reduce): output axes, then reduced axes
   // Copy: the destination's whole size in elements, read from element src_offset of the source.
@@ -30,6 +33,8 @@ struct ScheduleItem {
   // Kernel: by slot, the element of the buffer the slot's pointer starts at (schedule/kernelize.h:
   // views at large offsets run through moved pointers; empty or 0: the buffer's start).
   std::vector<int64_t> offsets;
+  // Kernel: how many slots it writes, the first ones (several: schedule/multi_output.h). Copy: 1.
+  size_t outputs = 1;
 };
 
 struct Schedule {

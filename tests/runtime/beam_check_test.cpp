@@ -243,6 +243,43 @@ TEST(BeamCheck, TheSearchNeverChoosesAListWhoseValuesDiffer) {
   EXPECT_EQ(err.find(to_string(lists[2]) + " compute other"), std::string::npos) << err;
 }
 
+// An update in place with two outputs (m <- m/2 + g, p <- p - m): the scratch outputs start from
+// m's and p's values, so a candidate that leaves an element of m unwritten shows the old value
+// there (poison would make every candidate's m all NaN alike), and the real buffers keep theirs.
+TEST(BeamCheck, InPlaceOutputsStartFromTheirValuesAndStayUntouched) {
+  testing_util::CacheDir dir;
+  auto flat = [](float phase) { return input({1, 256}, phase)->src[0]; };  // the BUFFER under the view
+  NodeRef m = flat(4), p = flat(5), g = flat(6);
+  NodeRef half = make(Op::EXPAND, dtypes::float32, {make(Op::RESHAPE, dtypes::float32, {cnst(dtypes::float32, 0.5, device_node("CPU"))}, Shape{1})}, Shape{256});
+  NodeRef m_new = make(Op::ASSIGN, dtypes::float32, {m, m * half + g});
+  NodeRef p_new = make(Op::ASSIGN, dtypes::float32, {p, p - m_new});
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {m_new, p_new}));
+  ASSERT_EQ(s.items.size(), 1u);
+  const ScheduleItem& item = s.items[0];
+  ASSERT_EQ(item.outputs, 2u);
+  std::vector<float> m_before(256), p_before(256), after(256);
+  buffer_copy_out(*m, m_before.data(), 1024);
+  buffer_copy_out(*p, p_before.data(), 1024);
+  LyingDevice dev;
+  std::vector<Opt> start = dev.heuristic_opts(item.ast);
+  std::vector<std::vector<Opt>> lists = extensions(item, start, 3);
+  ASSERT_EQ(lists.size(), 3u);
+  dev.lie_about(item, lists[0], Lie::WrongElement);
+  dev.lie_about(item, lists[1], Lie::LastElementUnwritten);
+  FixedSpace space(start, lists);
+  testing::internal::CaptureStderr();
+  std::vector<Opt> chosen = beam_search(dev, item, space, 2);
+  std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(chosen == start || chosen == lists[2]) << to_string(chosen);
+  for (int i : {0, 1})
+    EXPECT_NE(err.find("the Opts " + to_string(lists[i]) + " compute other values"), std::string::npos) << err;
+  EXPECT_NE(err.find("output 0: "), std::string::npos) << err;
+  buffer_copy_out(*m, after.data(), 1024);
+  EXPECT_EQ(after, m_before);
+  buffer_copy_out(*p, after.data(), 1024);
+  EXPECT_EQ(after, p_before);
+}
+
 // The CPU's own search space on a float-valued matmul: candidates sum in other orders (UNROLL,
 // UPCAST of the reduce axis) and none of them is taken for wrong.
 TEST(BeamCheck, NoCandidateOfTheCpuSpaceIsRejectedForItsRounding) {

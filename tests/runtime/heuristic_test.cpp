@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 
 #include "codegen/access.h"
@@ -210,6 +211,42 @@ TEST(Vectorize, RowMaxesAndReciprocalRowSumsBecomeVectorCodeAndEqualTheInterpret
     }
   }
   EXPECT_TRUE(std::isnan(run(row_max("CPU"))[3]));
+}
+
+// An elementwise kernel of square roots and reciprocals (an optimizer's m / (sqrt(v) + eps)):
+// vector lanes, each correctly rounded, so the bits equal the interpreter's, zeros, negatives (NaN),
+// infinities and denormals included.
+TEST(Vectorize, SquareRootsAndReciprocalsBecomeVectorCodeWithTheInterpretersBits) {
+  auto x = [](const std::string& dev) {
+    std::vector<float> host(1024);
+    for (size_t i = 0; i < host.size(); i++) host[i] = 0.37f * static_cast<float>(i) - 17.0f;
+    host[5] = 0.0f, host[6] = -0.0f, host[7] = INFINITY, host[8] = -2.0f, host[9] = 1e-40f, host[10] = std::nanf("");
+    NodeRef b = new_buffer(device_node(dev), dtypes::float32, 1024);
+    buffer_copy_in(*b, host.data(), host.size() * 4);
+    return b;
+  };
+  auto f = [&](const std::string& dev) {
+    NodeRef v = x(dev);
+    NodeRef eps = make(Op::EXPAND, dtypes::float32, {make(Op::RESHAPE, dtypes::float32, {make(Op::CONST, dtypes::float32, {device_node(dev)}, 1e-8)}, Shape{1})}, Shape{1024});
+    return v * make(Op::RECIPROCAL, dtypes::float32, {make(Op::SQRT, dtypes::float32, {v}) + eps});
+  };
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {f("INTERP")}));
+  const ScheduleItem& item = only_item(s);
+  int vector_roots = 0, vector_reciprocals = 0;
+  for (const NodeRef& n : lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16).ops) {
+    vector_roots += n->op == Op::SQRT && n->dtype.count == 16;
+    vector_reciprocals += n->op == Op::RECIPROCAL && n->dtype.count == 16;
+  }
+  EXPECT_GT(vector_roots, 0);
+  EXPECT_GT(vector_reciprocals, 0);
+  std::vector<float> got = run(f("CPU")), want = run(f("INTERP"));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) {
+    uint32_t g, w;
+    std::memcpy(&g, &got[i], 4), std::memcpy(&w, &want[i], 4);
+    if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
+    else EXPECT_EQ(g, w) << i << ": " << got[i] << " vs " << want[i];
+  }
 }
 
 TEST(SplitReduce, AFullSumOfManyElementsIsTwoKernelsWithTheSameValue) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "base/config.h"
+#include "common/tensor_stage.h"
 #include "ir/build.h"
 #include "ir/graph.h"
 #include "schedule/schedule.h"
@@ -9,27 +10,7 @@
 namespace lg {
 namespace {
 
-NodeRef dev() { return device_node("INTERP"); }
-NodeRef buffer(Shape shape, DType t = dtypes::float32) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  NodeRef b = new_buffer(dev(), t, n);
-  return shape.size() == 1 ? b : make(Op::RESHAPE, t, {b}, shape);
-}
-NodeRef scalar(double v, DType t = dtypes::float32) { return cnst(t, v, dev()); }
-NodeRef broadcast(const NodeRef& x, const Shape& shape) {
-  Shape ones(shape.size(), 1);
-  return make(Op::EXPAND, x->dtype, {make(Op::RESHAPE, x->dtype, {x}, ones)}, shape);
-}
-NodeRef reduce(const NodeRef& x, Op op, std::vector<int64_t> axes) {
-  return make(Op::REDUCE_AXIS, x->dtype, {x}, ReduceArg{op, std::move(axes)});
-}
-NodeRef sink(std::vector<NodeRef> roots) { return make(Op::SINK, dtypes::void_, std::move(roots)); }
-int count(const NodeRef& ast, Op op) {
-  int n = 0;
-  for (const Node* x : toposort(ast)) n += x->op == op;
-  return n;
-}
+using namespace testing_util;
 
 TEST(Schedule, ElementwiseChainAndReductionAreOneKernel) {
   NodeRef a = buffer({4, 8}), b = buffer({4, 8}), c = buffer({4, 8});

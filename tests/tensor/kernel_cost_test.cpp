@@ -46,6 +46,21 @@ TEST(KernelCost, ElementwiseOpsCountOncePerElementTheirValueDependsOn) {
   EXPECT_EQ(c.bytes, 4.0 * (8 + 6 + 48)) << "x and y read once (one LOAD of y), the output written once";
 }
 
+// A kernel of several outputs (schedule/multi_output.h): each STORE counts its own slot's element
+// size (a float32 and a bfloat16 output), each input once.
+TEST(KernelCost, EveryOutputCountsItsOwnElementSize) {
+  Tensor p = Tensor::randn({64}).realize(), g = Tensor::randn({64}).realize();
+  Tensor half = Tensor::zeros({64}, dtypes::bfloat16).contiguous().realize();
+  Tensor p_new = p.assign(p + g * 0.5f);
+  Tensor half_new = half.assign(p_new.cast(dtypes::bfloat16));
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {p_new.node(), half_new.node()}));
+  ASSERT_EQ(s.items.size(), 1u);
+  ASSERT_EQ(s.items[0].outputs, 2u);
+  KernelCost c = kernel_cost(s.items[0]);
+  EXPECT_EQ(c.flops, 64 * 2);
+  EXPECT_EQ(c.bytes, 64.0 * (4 + 4 + 4 + 2)) << "p and g read, p and its bf16 copy written";
+}
+
 TEST(KernelCost, CastsAndIndexArithmeticAreNoFlops) {
   Tensor x = Tensor::randn({64}).realize();
   Schedule s = schedule_of(x.cast(dtypes::bfloat16));

@@ -1,0 +1,150 @@
+#include "schedule/multi_output.h"
+
+#include <algorithm>
+#include <map>
+
+#include "base/config.h"
+#include "ir/graph.h"
+
+namespace lg {
+namespace {
+
+// An elementwise ASSIGN kernel: the entries a group may hold.
+bool is_candidate(const Planned& p) {
+  if (p.item.kind != ScheduleItem::Kind::Kernel || p.points.size() != 1 || p.points[0]->op != Op::ASSIGN) return false;
+  for (const NodeRef& s : p.item.ast->src)
+    if (s->op != Op::STORE) return false;  // an ATTENTION kernel
+  for (const Node* n : toposort(p.item.ast))
+    if (n->op == Op::RANGE && n->get_arg<RangeArg>().type != AxisType::LOOP) return false;
+  return true;
+}
+
+const Node* target_of(const Planned& p) { return p.item.buffers[0].get(); }
+
+bool shares_a_read(const Planned& a, const Planned& b) {
+  for (const Node* r : a.reads)
+    if (std::find(b.reads.begin(), b.reads.end(), r) != b.reads.end()) return true;
+  return false;
+}
+
+bool reads_point_of(const Planned& reader, const Planned& p) {
+  return std::find(reader.reads.begin(), reader.reads.end(), p.points[0]) != reader.reads.end();
+}
+
+// Entries i and a may be one kernel, as far as the buffers they write and read go (the header's
+// first rule).
+bool may_join(const Planned& i, const Planned& a) {
+  if (target_of(i) == target_of(a)) return false;
+  int64_t ilo = i.offsets[0], ihi = ilo + i.points[0]->numel() - 1;
+  int64_t alo = a.offsets[0], ahi = alo + a.points[0]->numel() - 1;
+  return !reads_span(i, target_of(a), alo, ahi) && !reads_span(a, target_of(i), ilo, ihi);
+}
+
+struct Groups {
+  const std::vector<std::vector<size_t>>& next;  // dependency edges between entries
+  std::vector<size_t> group_of;                  // entry -> group
+  std::vector<std::vector<size_t>> members;      // group -> entries, in plan order
+
+  // Whether a dependency path leads from group `from` to group `to` through other groups (entering
+  // a group, a path may leave it from any member: the group runs as one kernel).
+  bool path_through_others(size_t from, size_t to) const {
+    std::vector<bool> seen(members.size(), false);
+    std::vector<size_t> stack;
+    auto step_from = [&](size_t g) {
+      for (size_t e : members[g])
+        for (size_t s : next[e]) {
+          size_t h = group_of[s];
+          if (h == from || h == to || seen[h]) continue;
+          seen[h] = true;
+          stack.push_back(h);
+        }
+    };
+    step_from(from);
+    while (!stack.empty()) {
+      size_t g = stack.back();
+      stack.pop_back();
+      for (size_t e : members[g])
+        for (size_t s : next[e])
+          if (group_of[s] == to) return true;
+      step_from(g);
+    }
+    return false;
+  }
+
+  void join(size_t entry, size_t g) {
+    size_t old = group_of[entry];
+    members[old].clear();
+    members[g].push_back(entry);
+    group_of[entry] = g;
+  }
+};
+
+}  // namespace
+
+void merge_outputs(std::vector<Planned>& plan, const std::unordered_map<const Node*, NodeRef>& realized) {
+  if (!config().multi_output) return;
+  std::vector<size_t> cands;
+  for (size_t i = 0; i < plan.size(); i++)
+    if (is_candidate(plan[i])) cands.push_back(i);
+  if (cands.size() < 2) return;
+  std::vector<std::vector<size_t>> next = dependency_edges(plan);
+  Groups gs{next, {}, {}};
+  for (size_t i = 0; i < plan.size(); i++) {
+    gs.group_of.push_back(i);
+    gs.members.push_back({i});
+  }
+  // Greedy, in graph order: an entry joins the first open group it is related to (reads a
+  // member, is read by one, or shares an input with one) where every rule holds.
+  std::map<std::pair<Shape, std::string>, std::vector<size_t>> open;  // (shape, device) -> groups
+  for (size_t i : cands) {
+    const Planned& e = plan[i];
+    std::vector<size_t>& list = open[{e.points[0]->shape, target_of(e)->device_name()}];
+    bool joined = false;
+    for (size_t g : list) {
+      bool related = false, allowed = true;
+      for (size_t a : gs.members[g]) {
+        related |= reads_point_of(e, plan[a]) || reads_point_of(plan[a], e) || shares_a_read(e, plan[a]);
+        allowed &= may_join(e, plan[a]);
+      }
+      if (!related || !allowed || gs.path_through_others(g, i) || gs.path_through_others(i, g)) continue;
+      gs.join(i, g);
+      joined = true;
+      break;
+    }
+    if (!joined) list.push_back(i);
+  }
+
+  // Each group of two or more as one kernel; a group kernelize_outputs refuses stays apart.
+  std::map<size_t, Planned> merged;  // by the group's first entry
+  for (const std::vector<size_t>& group : gs.members) {
+    if (group.size() < 2) continue;
+    std::vector<NodeRef> points, outs;
+    std::vector<int64_t> offsets;
+    for (size_t a : group) {
+      points.push_back(NodeRef::share(plan[a].points[0]));
+      outs.push_back(plan[a].item.buffers[0]);
+      offsets.push_back(plan[a].offsets[0]);
+    }
+    std::optional<KernelizeResult> k = kernelize_outputs(points, outs, realized, offsets);
+    if (!k) continue;
+    Planned& m = merged[group[0]];
+    m.item = {ScheduleItem::Kind::Kernel, k->ast, k->buffers, k->name, 0, k->offsets};
+    m.item.outputs = k->outputs;
+    for (const NodeRef& p : points) m.points.push_back(p.get());
+    m.reads = k->reads;
+    m.spans = k->spans;
+    m.offsets = offsets;
+  }
+  std::vector<Planned> merged_plan;
+  for (size_t i = 0; i < plan.size(); i++) {
+    const std::vector<size_t>& group = gs.members[gs.group_of[i]];
+    if (auto it = merged.find(group[0]); it != merged.end()) {
+      if (group[0] == i) merged_plan.push_back(std::move(it->second));
+    } else {
+      merged_plan.push_back(std::move(plan[i]));
+    }
+  }
+  plan = std::move(merged_plan);
+}
+
+}  // namespace lg

@@ -1,0 +1,25 @@
+#pragma once
+// Kernels of several outputs: elementwise ASSIGNs of one shape on one device that read each other
+// or the same inputs become one kernel with a STORE each (kernelize_outputs), so what they share is
+// read once and a value one writes and another reads is not stored and loaded back. An optimizer
+// step is the case it is for: AdamW's m, v, parameter and 16-bit copy updates are one pass over
+// memory (30 bytes per parameter) instead of four (46). MULTI_OUTPUT=0 keeps a kernel each.
+//
+// Entries join a group only when the result is safe to run as one kernel:
+//  - each writes a buffer no other member writes, and no member reads the old value of a buffer
+//    another member writes (a thread may overwrite it before another reads it; the zeroing of a
+//    gradient buffer that the update reads stays apart);
+//  - a member read by another is read at the element being written (else kernelize_outputs gives
+//    nothing and the group stays apart);
+//  - no dependency path leaves the group and comes back into it (the group must stay orderable).
+#include <vector>
+
+#include "schedule/plan.h"
+
+namespace lg {
+
+// Replaces the members of every group with one entry (at the first member's place), in place.
+// realized: how every realize point is read (schedule.cpp's read_of).
+void merge_outputs(std::vector<Planned>& plan, const std::unordered_map<const Node*, NodeRef>& realized);
+
+}  // namespace lg
