@@ -24,6 +24,8 @@ LinearProgram lower_kernel(const NodeRef& ast, const std::string& name, const st
   // The schedule as data: split and retype RANGEs (heuristic, BEAM or none).
   if (config().debug >= 3 && !opts.empty()) std::fprintf(stderr, "opts %s: %s\n", name.c_str(), to_string(opts).c_str());
   k = apply_opts(k, opts);
+  // Fold what the split ranges made (r*16 + u < 192 -> r < 12: a condition the lanes share).
+  k = rewrite(k, pm_symbolic(), {.name = "opts symbolic"});
   // One UPCAST range becomes vector lanes where the renderer has vector types (before the other
   // UPCASTs are copied, so each copy is vector code).
   if (vector_lanes > 1) k = vectorize_lanes(k, vector_lanes);

@@ -269,7 +269,14 @@ class IndexGen {
   NodeRef small_shapes() {
     NodeRef a = base();
     int64_t k1 = g_.uniform(1, 5), k2 = g_.uniform(-10, 10), bound = g_.uniform(-10, 30);
-    switch (g_.uniform(0, 5)) {
+    switch (g_.uniform(0, 6)) {
+      case 5: {  // a split loop r*k + u against a multiple of k (u: k vector lanes; now and then
+                 // k + 1 trips or a bound off the multiple, which must not fold)
+        int64_t k = g_.uniform(2, 16);
+        NodeRef lane = range(k + (g_.chance(0.2) ? 1 : 0), 7, AxisType::UPCAST);
+        int64_t m = g_.uniform(-4, 8) * k + (g_.chance(0.2) ? 1 : 0);
+        return cast(lt(a * c(k) + lane, c(m)), dtypes::index);
+      }
       case 0: return cast(lt(a * c(k1), c(bound)), dtypes::index);
       case 1: return cast(lt(a + c(k2), c(bound)), dtypes::index);
       case 2:

@@ -232,6 +232,28 @@ TEST(Compare, PositiveFactorDividesLessThan) {
   expect_rule(lt(v * c(4), c(-10)), lt(v, c(-2)), "lt_mul_pos_const");  // 4v < -10 <=> v <= -3
 }
 
+TEST(Compare, AnExactCastComparesTheValueItself) {
+  NodeRef r0 = rng(1000, 0), v = var("v", -100, 100);
+  expect_rule(lt(cast(r0, dtypes::int32), cnst_int(dtypes::int32, 192)), lt(r0, c(192)), "lt_exact_cast");
+  // a cast that could change a value (wrap into int8) stays
+  NodeRef wraps = lt(cast(r0, dtypes::int8), cnst_int(dtypes::int8, 100));
+  EXPECT_EQ(simplify(wraps).node, wraps);
+  expect_rule(lt(cast(v, dtypes::int32), cnst_int(dtypes::int32, -7)), lt(v, c(-7)), "lt_exact_cast");
+}
+
+// A split loop r*16 + u (u an UPCAST of 16 trips: vector lanes) against a multiple of 16: the lane
+// drops out, and the rule before it divides by 16.
+TEST(Compare, ALaneBelowTheFactorDropsOutOfLessThanAMultiple) {
+  NodeRef r = rng(64, 0), u = range(16, 1, AxisType::UPCAST), v = var("v", -100, 100);
+  expect_rule(lt(r * c(16) + u, c(192)), lt(r, c(12)), "lt_drop_lane_term");
+  expect_rule(lt(v * c(16) + u, c(-32)), lt(v, c(-2)), "lt_drop_lane_term");
+  // not a multiple of 16, or a term that can reach 16: unchanged (u + 1 reaches 16)
+  NodeRef off = lt(r * c(16) + u, c(200));
+  EXPECT_EQ(simplify(off).node, off);
+  NodeRef big = lt(r * c(16) + rng(17, 2), c(192));
+  EXPECT_EQ(simplify(big).node, big);
+}
+
 // ---- ADD chains ----
 
 TEST(AddChain, CollectsLikeTermsSortsAndPutsTheConstantLast) {

@@ -218,6 +218,33 @@ NodeRef divide_lt_by_const(const Match& m) {
   return lt(x, static_cast<int64_t>(-floor_div(-c2, c1)));
 }
 
+// CAST(x) < c -> x < c for integer x whose every value the cast keeps (its bounds fit the cast's
+// dtype) and c in x's dtype: both compare the same mathematical values. An index compared after a
+// cast to int32 (an arange's element index, schedule-made) can then be folded by the rules below.
+NodeRef drop_exact_cast_in_lt(const Match& m) {
+  const NodeRef& x = m["x"];
+  DType from = x->dtype, to = m["cast"]->dtype;
+  if (!is_int(from) || !has_bounds(from) || !is_int(to) || !has_bounds(to)) return {};
+  Wide c = const_value(*m["c"]);
+  if (!fits(x->vmin, x->vmax, to) || !fits(c, c, from)) return {};
+  return lt(x, static_cast<int64_t>(c));
+}
+
+// x*c1 + y < c2 -> x*c1 < c2 for integers, when c1 > 0 divides c2, 0 <= y < c1 (its bounds) and
+// nothing wraps: x*c1 and c2 are multiples of c1, so x*c1 < c2 means x*c1 <= c2 - c1, and then
+// x*c1 + y < c2 too; x*c1 >= c2 makes both false. With y a vector lane (an UPCAST of c1 trips), the
+// comparison no longer depends on the lane (codegen/vectorize.h: a condition shared by the lanes).
+NodeRef drop_lane_term_in_lt(const Match& m) {
+  const NodeRef& x = m["x"];
+  const NodeRef& y = m["y"];
+  DType t = x->dtype;
+  if (!is_int(t) || !has_bounds(t) || y->dtype != t) return {};
+  Wide c1 = const_value(*m["c1"]), c2 = const_value(*m["c2"]);
+  if (c1 <= 0 || c2 % c1 != 0 || y->vmin < 0 || y->vmax >= c1) return {};
+  if (!fits(x->vmin * c1, x->vmax * c1 + y->vmax, t)) return {};
+  return lt(m["mul"], static_cast<int64_t>(c2));
+}
+
 std::vector<Rule> compare_rules() {
   Pat x = Pat::any("x"), y = Pat::any("y"), c1 = Pat::cvar("c1"), c2 = Pat::cvar("c2");
   auto ints = [](Pat p) { return p.where([](const Node& n) { return is_int_or_bool(n.src[0]->dtype); }); };
@@ -234,6 +261,9 @@ std::vector<Rule> compare_rules() {
       kernel_rule("cmpeq_bounds", Pat::op(Op::CMPEQ, {x, y}), fold_ne_eq_by_bounds),
       kernel_rule("lt_add_const", Pat::op(Op::CMPLT, {x + c1, c2}), move_const_across_lt),
       kernel_rule("lt_mul_pos_const", Pat::op(Op::CMPLT, {x * c1, c2}), divide_lt_by_const),
+      kernel_rule("lt_exact_cast", Pat::op(Op::CMPLT, {Pat::op(Op::CAST, {x}).named("cast"), Pat::cvar("c")}),
+                  drop_exact_cast_in_lt),
+      kernel_rule("lt_drop_lane_term", Pat::op(Op::CMPLT, {(x * c1).named("mul") + y, c2}), drop_lane_term_in_lt),
   };
 }
 
