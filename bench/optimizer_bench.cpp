@@ -71,7 +71,8 @@ void run_optimizer_bench(const OptimizerBenchOptions& o) {
   std::string dev = canonical_device(o.device);
   bool cpu = dev.rfind("CPU", 0) == 0;
   if (dev.rfind("CUDANULL", 0) == 0 || dev.rfind("HIPNULL", 0) == 0)
-    std::fprintf(stderr, "%s runs no kernel (a compile check): the times printed are meaningless\n", dev.c_str());
+    std::fprintf(stderr, "%s runs no kernel (a compile check): the times printed are meaningless\n",
+                 dev.c_str());
   bool check_failed = false;
   for (int64_t n : o.params) {
     LG_USER_CHECK(n >= 1, "bench optimizer: --params sizes must be positive, got ", n);
@@ -84,8 +85,9 @@ void run_optimizer_bench(const OptimizerBenchOptions& o) {
     }
     bool same = ways[0].checksum == ways[1].checksum;
     if (!same) {
-      std::printf("optimizer %s params=%lld check=FAIL: the fused and the apart update leave other parameters\n",
-                  dev.c_str(), static_cast<long long>(n));
+      std::printf(
+          "optimizer %s params=%lld check=FAIL: the fused and the apart update leave other parameters\n",
+          dev.c_str(), static_cast<long long>(n));
       check_failed = true;
       continue;
     }

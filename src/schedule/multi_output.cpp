@@ -11,7 +11,8 @@ namespace {
 
 // An elementwise ASSIGN kernel: the entries a group may hold.
 bool is_candidate(const Planned& p) {
-  if (p.item.kind != ScheduleItem::Kind::Kernel || p.points.size() != 1 || p.points[0]->op != Op::ASSIGN) return false;
+  if (p.item.kind != ScheduleItem::Kind::Kernel || p.points.size() != 1 || p.points[0]->op != Op::ASSIGN)
+    return false;
   for (const NodeRef& s : p.item.ast->src)
     if (s->op != Op::STORE) return false;  // an ATTENTION kernel
   for (const Node* n : toposort(p.item.ast))

@@ -12,7 +12,9 @@ namespace {
 
 using namespace testing_util;
 
-NodeRef assign(const NodeRef& target, const NodeRef& value) { return make(Op::ASSIGN, target->dtype, {target, value}); }
+NodeRef assign(const NodeRef& target, const NodeRef& value) {
+  return make(Op::ASSIGN, target->dtype, {target, value});
+}
 
 // The slot of `buf` in a kernel item, or -1.
 int slot_of(const ScheduleItem& it, const NodeRef& buf) {
@@ -24,8 +26,7 @@ int slot_of(const ScheduleItem& it, const NodeRef& buf) {
 // Loads through slot k.
 int loads_of_slot(const NodeRef& ast, int k) {
   int n = 0;
-  for (const Node* x : toposort(ast))
-    n += x->op == Op::LOAD && x->src[0]->src[0]->get_arg<int64_t>() == k;
+  for (const Node* x : toposort(ast)) n += x->op == Op::LOAD && x->src[0]->src[0]->get_arg<int64_t>() == k;
   return n;
 }
 
@@ -69,7 +70,8 @@ TEST(MultiOutput, UnrelatedAssignsStayApart) {
 
 TEST(MultiOutput, AssignsOfOtherShapesStayApart) {
   NodeRef a = buffer({64}), b = buffer({8, 8}), g = buffer({64});
-  Schedule s = create_schedule(sink({assign(a, a + g), assign(b, b + make(Op::RESHAPE, g->dtype, {g}, Shape{8, 8}))}));
+  Schedule s =
+      create_schedule(sink({assign(a, a + g), assign(b, b + make(Op::RESHAPE, g->dtype, {g}, Shape{8, 8}))}));
   EXPECT_EQ(s.items.size(), 2u);
 }
 
@@ -90,7 +92,8 @@ TEST(MultiOutput, AnAssignToABufferAnotherReadsStaysApartAndRunsAfterIt) {
 TEST(MultiOutput, AnAssignReadingAnotherAtOtherElementsStaysApart) {
   NodeRef a = buffer({64}), b = buffer({64}), g = buffer({64});
   NodeRef a_new = assign(a, a + g);
-  NodeRef shifted = make(Op::PAD, a->dtype, {make(Op::SHRINK, a->dtype, {a_new}, Pairs{{1, 64}})}, Pairs{{0, 1}});
+  NodeRef shifted =
+      make(Op::PAD, a->dtype, {make(Op::SHRINK, a->dtype, {a_new}, Pairs{{1, 64}})}, Pairs{{0, 1}});
   NodeRef b_new = assign(b, g + shifted);
   Schedule s = create_schedule(sink({a_new, b_new}));
   ASSERT_EQ(s.items.size(), 2u);
@@ -120,7 +123,8 @@ TEST(MultiOutput, AnOptimizerStepIsOneKernel) {
   NodeRef half = buffer({256}, dtypes::bfloat16);
   NodeRef m_new = assign(m, m * broadcast(scalar(0.9), {256}) + g * broadcast(scalar(0.1), {256}));
   NodeRef v_new = assign(v, v * broadcast(scalar(0.95), {256}) + g * g * broadcast(scalar(0.05), {256}));
-  NodeRef p_new = assign(p, p - m_new * alu(Op::RECIPROCAL, alu(Op::SQRT, v_new) + broadcast(scalar(1e-8), {256})));
+  NodeRef p_new =
+      assign(p, p - m_new * alu(Op::RECIPROCAL, alu(Op::SQRT, v_new) + broadcast(scalar(1e-8), {256})));
   NodeRef half_new = assign(half, cast(p_new, dtypes::bfloat16));
   Schedule s = create_schedule(sink({m_new, v_new, p_new, half_new}));
   ASSERT_EQ(s.items.size(), 1u);
@@ -150,7 +154,8 @@ TEST(MultiOutput, Debug2ListsEveryOutput) {
   create_schedule(sink({m_new, assign(p, p - m_new)}));
   std::string err = testing::internal::GetCapturedStderr();
   config().debug = 0;
-  std::string m_desc = str("buf#", m->get_arg<BufferArg>().uid, " "), p_desc = str("buf#", p->get_arg<BufferArg>().uid, " ");
+  std::string m_desc = str("buf#", m->get_arg<BufferArg>().uid, " "),
+              p_desc = str("buf#", p->get_arg<BufferArg>().uid, " ");
   size_t out = err.find("out "), in = err.find("  in");
   ASSERT_NE(out, std::string::npos) << err;
   EXPECT_LT(err.find(m_desc, out), in) << err;

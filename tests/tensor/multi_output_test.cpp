@@ -37,7 +37,8 @@ std::vector<Tensor> update(State& s, const Tensor& g) {
 }
 
 // The same in float32 on the host, in the same order of operations.
-void host_update(std::vector<float>& p, std::vector<float>& m, std::vector<float>& v, const std::vector<float>& g) {
+void host_update(std::vector<float>& p, std::vector<float>& m, std::vector<float>& v,
+                 const std::vector<float>& g) {
   for (int64_t i = 0; i < kN; i++) {
     m[i] = m[i] * 0.9f + g[i] * 0.1f;
     v[i] = v[i] * 0.95f + g[i] * g[i] * 0.05f;
@@ -85,7 +86,8 @@ TEST(MultiOutput, GivesTheBitsOfOneKernelPerOutput) {
   }
   config().multi_output = true;
   for (size_t k = 0; k < got[0].size(); k++)
-    for (size_t i = 0; i < got[0][k].size(); i++) ASSERT_EQ(got[0][k][i], got[1][k][i]) << "output " << k << " element " << i;
+    for (size_t i = 0; i < got[0][k].size(); i++)
+      ASSERT_EQ(got[0][k][i], got[1][k][i]) << "output " << k << " element " << i;
 }
 
 TEST(MultiOutput, JitReplaysTheKernelWithNewInputs) {
@@ -110,7 +112,8 @@ TEST(MultiOutput, JitReplaysTheKernelWithNewInputs) {
 // kernel reads them: an in-place update) and are checked after a run from there; the real m, v, p
 // and the bf16 copy are written once. Without the disk cache, so the search runs every time.
 TEST(MultiOutput, BeamSearchesIntoScratchOutputs) {
-  if (canonical_device(config().device) != "CPU") GTEST_SKIP() << "BEAM's CPU space (device " << config().device << ")";
+  if (canonical_device(config().device) != "CPU")
+    GTEST_SKIP() << "BEAM's CPU space (device " << config().device << ")";
   State s = fresh_state();
   Tensor g = Tensor::randn({kN}).realize();
   std::vector<float> p = s.p.to_vector<float>(), m = s.m.to_vector<float>(), v = s.v.to_vector<float>();
