@@ -6,12 +6,12 @@
 #include <vector>
 
 #include "apps/commands.h"
+#include "bench/allreduce_bench.h"
 #include "bench/device_attention.h"
 #include "bench/device_matmul.h"
-#include "dist/launch.h"
-#include "bench/allreduce_bench.h"
 #include "bench/kernel_bench.h"
 #include "bench/optimizer_bench.h"
+#include "dist/launch.h"
 
 namespace lg::apps {
 namespace {
@@ -89,12 +89,15 @@ void add_bench_command(CLI::App& app) {
   atc->callback([at] { bench::run_device_attention(*at); });
 
   auto op = std::make_shared<bench::OptimizerBenchOptions>();
-  auto* opc = bench->add_subcommand(
-      "optimizer", "one AdamW update (m, v, parameters, bf16 copy) as one kernel of four outputs vs one kernel each: ms and GB/s");
+  auto* opc = bench->add_subcommand("optimizer",
+                                    "one AdamW update (m, v, parameters, bf16 copy) as one kernel of four "
+                                    "outputs vs one kernel each: ms and GB/s");
   opc->add_option("--device", op->device, "device to run on")->capture_default_str();
   opc->add_option("--params", op->params, "parameter counts (default 16777216,67108864)")->delimiter(',');
-  opc->add_option("--repeats", op->repeats, "timed updates per line, the median is printed")->capture_default_str();
-  opc->add_option("--budget", op->budget_s, "seconds of timed updates per line before stopping early")->capture_default_str();
+  opc->add_option("--repeats", op->repeats, "timed updates per line, the median is printed")
+      ->capture_default_str();
+  opc->add_option("--budget", op->budget_s, "seconds of timed updates per line before stopping early")
+      ->capture_default_str();
   opc->callback([op] { bench::run_optimizer_bench(*op); });
 
   auto ar = std::make_shared<bench::AllreduceBenchOptions>();

@@ -271,7 +271,7 @@ std::string CWriter::alu_expr(const Node& n) {
     case Op::EXP2: if (t.count > 1) return str("lg_exp2_f32x16(", s(0), ")"); break;
     case Op::MAX: if (t.count > 1) return str("lg_max_f32x16(", s(0), ", ", s(1), ")"); break;
     case Op::SQRT: if (t.count > 1) return str("lg_sqrt_f32x16(", s(0), ")"); break;
-    case Op::RECIPROCAL: if (t.count > 1) return str("(1.0f / ", s(0), ")"); break;  // per lane, correctly rounded
+    case Op::RECIPROCAL: if (t.count > 1) return str("(1.0f / ", s(0), ")"); break;  // per lane, rounded
     case Op::MULACC: if (t.count > 1) return str("lg_fma_f32x16(", s(0), ", ", s(1), ", ", s(2), ")"); break;
     case Op::BITCAST: {  // through the stored bit pattern
       auto bits_of = [&](DType d, const std::string& x) -> std::string {

@@ -95,7 +95,8 @@ class Vectorizer {
         if (n->dtype != dtypes::float32) throw NotVectorizable{};
         return make(Op::EXP2, vec(n->dtype), {vector(n->src[0])});
       }
-      case Op::ADD: case Op::MUL: case Op::NEG: case Op::MULACC: case Op::MAX: case Op::SQRT: case Op::RECIPROCAL: {
+      case Op::ADD: case Op::MUL: case Op::NEG: case Op::MULACC: case Op::MAX:
+      case Op::SQRT: case Op::RECIPROCAL: {
         if (n->dtype != dtypes::float32) throw NotVectorizable{};
         std::vector<NodeRef> src;
         bool any_vector = false;

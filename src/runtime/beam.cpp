@@ -51,7 +51,8 @@ class TimingArgs {
     std::vector<bool> read(item.outputs, false);
     for (const Node* n : toposort(item.ast))
       if (n->op == Op::LOAD && n->src[0]->op == Op::INDEX && n->src[0]->src[0]->op == Op::DEFINE_GLOBAL)
-        if (size_t k = static_cast<size_t>(n->src[0]->src[0]->get_arg<int64_t>()); k < read.size()) read[k] = true;
+        if (size_t k = static_cast<size_t>(n->src[0]->src[0]->get_arg<int64_t>()); k < read.size())
+          read[k] = true;
     std::vector<void*> ptrs;
     for (size_t k = 0; k < item.outputs; k++) {
       const Node& out = *item.buffers[k];
@@ -152,8 +153,8 @@ bool matches_reference(const ScheduleItem& item, const Candidate& c, const Timin
 
 // Lowers and compiles every candidate (in parallel, one per core), then runs them one at a time
 // with nothing else running: each on scratch outputs reset to their start (TimingArgs), timed,
-// then checked against the reference (a candidate that does not match gets no time). `fastest` is the best time seen in
-// this search so far (updated).
+// then checked against the reference (a candidate that does not match gets no time). `fastest` is
+// the best time seen in this search so far (updated).
 void measure(Device& dev, const ScheduleItem& item, std::vector<Candidate>& cands, TimingArgs& timing, Reference& ref,
              double& fastest) {
   int lanes = dev.renderer() ? dev.renderer()->vector_lanes() : 0;

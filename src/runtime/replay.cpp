@@ -51,7 +51,7 @@ std::vector<BufferLifetime> ReplayPlan::classify(const Capture& capture, const s
         slot.device = b->device_name();
         slot.size = b->get_arg<BufferArg>().size;
         slot.bytes = static_cast<size_t>(slot.size) * itemsize(b->dtype);
-        bool written_first = k < c.item.outputs;  // the first slots are the item's outputs (kernels and copies)
+        bool written_first = k < c.item.outputs;  // the first slots are the item's outputs
         if (auto in = input_of.find(uid); in != input_of.end()) {
           slot.kind = SlotKind::Input;
           slot.input = in->second;

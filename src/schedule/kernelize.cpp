@@ -313,7 +313,8 @@ KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
   return {ast, ctx.buffers, kernel_name(*point, ast), offsets, ctx.reads, ctx.spans};
 }
 
-std::optional<KernelizeResult> kernelize_outputs(const std::vector<NodeRef>& points, const std::vector<NodeRef>& outs,
+std::optional<KernelizeResult> kernelize_outputs(const std::vector<NodeRef>& points,
+                                                 const std::vector<NodeRef>& outs,
                                                  const std::unordered_map<const Node*, NodeRef>& realized,
                                                  const std::vector<int64_t>& out_offsets) {
   LG_CHECK(!points.empty() && points.size() == outs.size() && points.size() == out_offsets.size(),
@@ -323,7 +324,8 @@ std::optional<KernelizeResult> kernelize_outputs(const std::vector<NodeRef>& poi
   for (const NodeRef& b : outs) ctx.global(b);
   LG_CHECK(ctx.buffers.size() == outs.size(), "kernelize_outputs: two points write one buffer");
   const Shape& shape = points[0]->shape;
-  for (int64_t d : shape) ctx.written.push_back(d == 1 ? index_const(0) : range(d, ctx.next_range++, AxisType::LOOP));
+  for (int64_t d : shape)
+    ctx.written.push_back(d == 1 ? index_const(0) : range(d, ctx.next_range++, AxisType::LOOP));
   std::vector<NodeRef> stores;
   for (size_t k = 0; k < points.size(); k++) {
     LG_CHECK(points[k]->shape == shape, "kernelize_outputs: points of different shapes");

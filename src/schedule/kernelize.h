@@ -60,7 +60,8 @@ KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
 // the same nodes as its own STORE's value, so once. That is right only at the element being
 // written; a point read at another element, or under a gate, gives nothing (keep the kernels
 // apart: its value there may already be overwritten, or not yet written, by another thread).
-std::optional<KernelizeResult> kernelize_outputs(const std::vector<NodeRef>& points, const std::vector<NodeRef>& outs,
+std::optional<KernelizeResult> kernelize_outputs(const std::vector<NodeRef>& points,
+                                                 const std::vector<NodeRef>& outs,
                                                  const std::unordered_map<const Node*, NodeRef>& realized,
                                                  const std::vector<int64_t>& out_offsets);
 

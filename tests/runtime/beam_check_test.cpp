@@ -242,7 +242,8 @@ LyingSearch search_with_two_lies(const ScheduleItem& item) {
   r.err = testing::internal::GetCapturedStderr();
   EXPECT_TRUE(r.chosen == start || r.chosen == r.lists[2]) << to_string(r.chosen);
   for (int i : {0, 1})
-    EXPECT_NE(r.err.find("the Opts " + to_string(r.lists[i]) + " compute other values"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("the Opts " + to_string(r.lists[i]) + " compute other values"), std::string::npos)
+        << r.err;
   return r;
 }
 
@@ -263,7 +264,10 @@ TEST(BeamCheck, InPlaceOutputsStartFromTheirValuesAndStayUntouched) {
   testing_util::CacheDir dir;
   auto flat = [](float phase) { return input({1, 256}, phase)->src[0]; };  // the BUFFER under the view
   NodeRef m = flat(4), p = flat(5), g = flat(6);
-  NodeRef half = make(Op::EXPAND, dtypes::float32, {make(Op::RESHAPE, dtypes::float32, {cnst(dtypes::float32, 0.5, device_node("CPU"))}, Shape{1})}, Shape{256});
+  NodeRef half =
+      make(Op::EXPAND, dtypes::float32,
+           {make(Op::RESHAPE, dtypes::float32, {cnst(dtypes::float32, 0.5, device_node("CPU"))}, Shape{1})},
+           Shape{256});
   NodeRef m_new = make(Op::ASSIGN, dtypes::float32, {m, m * half + g});
   NodeRef p_new = make(Op::ASSIGN, dtypes::float32, {p, p - m_new});
   Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {m_new, p_new}));

@@ -220,14 +220,18 @@ TEST(Vectorize, SquareRootsAndReciprocalsBecomeVectorCodeWithTheInterpretersBits
   auto x = [](const std::string& dev) {
     std::vector<float> host(1024);
     for (size_t i = 0; i < host.size(); i++) host[i] = 0.37f * static_cast<float>(i) - 17.0f;
-    host[5] = 0.0f, host[6] = -0.0f, host[7] = INFINITY, host[8] = -2.0f, host[9] = 1e-40f, host[10] = std::nanf("");
+    host[5] = 0.0f, host[6] = -0.0f, host[7] = INFINITY, host[8] = -2.0f, host[9] = 1e-40f,
+    host[10] = std::nanf("");
     NodeRef b = new_buffer(device_node(dev), dtypes::float32, 1024);
     buffer_copy_in(*b, host.data(), host.size() * 4);
     return b;
   };
   auto f = [&](const std::string& dev) {
     NodeRef v = x(dev);
-    NodeRef eps = make(Op::EXPAND, dtypes::float32, {make(Op::RESHAPE, dtypes::float32, {make(Op::CONST, dtypes::float32, {device_node(dev)}, 1e-8)}, Shape{1})}, Shape{1024});
+    NodeRef eps = make(Op::EXPAND, dtypes::float32,
+                       {make(Op::RESHAPE, dtypes::float32,
+                             {make(Op::CONST, dtypes::float32, {device_node(dev)}, 1e-8)}, Shape{1})},
+                       Shape{1024});
     return v * make(Op::RECIPROCAL, dtypes::float32, {make(Op::SQRT, dtypes::float32, {v}) + eps});
   };
   Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {f("INTERP")}));
@@ -244,8 +248,10 @@ TEST(Vectorize, SquareRootsAndReciprocalsBecomeVectorCodeWithTheInterpretersBits
   for (size_t i = 0; i < got.size(); i++) {
     uint32_t g, w;
     std::memcpy(&g, &got[i], 4), std::memcpy(&w, &want[i], 4);
-    if (std::isnan(want[i])) EXPECT_TRUE(std::isnan(got[i])) << i;
-    else EXPECT_EQ(g, w) << i << ": " << got[i] << " vs " << want[i];
+    if (std::isnan(want[i]))
+      EXPECT_TRUE(std::isnan(got[i])) << i;
+    else
+      EXPECT_EQ(g, w) << i << ": " << got[i] << " vs " << want[i];
   }
 }
 

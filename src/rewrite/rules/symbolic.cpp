@@ -263,7 +263,8 @@ std::vector<Rule> compare_rules() {
       kernel_rule("lt_mul_pos_const", Pat::op(Op::CMPLT, {x * c1, c2}), divide_lt_by_const),
       kernel_rule("lt_exact_cast", Pat::op(Op::CMPLT, {Pat::op(Op::CAST, {x}).named("cast"), Pat::cvar("c")}),
                   drop_exact_cast_in_lt),
-      kernel_rule("lt_drop_lane_term", Pat::op(Op::CMPLT, {(x * c1).named("mul") + y, c2}), drop_lane_term_in_lt),
+      kernel_rule("lt_drop_lane_term", Pat::op(Op::CMPLT, {(x * c1).named("mul") + y, c2}),
+                  drop_lane_term_in_lt),
   };
 }
 
