@@ -215,7 +215,7 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--train-data", o.train_prefix, "training data: Megatron PREFIX (PREFIX.bin, PREFIX.idx)");
   cmd->add_option("--eval-data", o.eval_prefix, "evaluation data: Megatron PREFIX");
   cmd->add_option("--eval-every", o.eval_every, "steps between evaluations (0: at the end only)")->capture_default_str();
-  cmd->add_option("--eval-samples", o.eval_samples, "sequences per evaluation")->capture_default_str();
+  cmd->add_option("--eval-samples", o.eval_samples, "sequences per evaluation (0: no evaluation)")->capture_default_str();
   cmd->add_option("--seed", o.seed, "seed of weights and data order")->capture_default_str();
   cmd->add_option("--checkpoint-dir", o.checkpoint_dir, "save checkpoints here");
   cmd->add_option("--save-every", o.save_every, "steps between checkpoints (0: at the end only)")->capture_default_str();

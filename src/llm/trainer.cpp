@@ -46,6 +46,9 @@ std::shared_ptr<const WindowSource> train_source(const Llama& m, const TrainerOp
 
 std::shared_ptr<const WindowSource> eval_source(const Llama& m, const TrainerOptions& o) {
   int64_t seq = o.step.seq_len;
+  LG_USER_CHECK(o.eval_samples >= 0, "train: --eval-samples must be 0 (no evaluation) or positive, got ",
+                o.eval_samples);
+  if (o.eval_samples == 0) return nullptr;
   if (o.synthetic)  // other samples of the training cycle
     return std::make_shared<SyntheticSource>(m.config().vocab_size, seq, o.seed, 4096, uint64_t{1} << 40);
   if (o.eval_prefix.empty()) return nullptr;
@@ -53,13 +56,22 @@ std::shared_ptr<const WindowSource> eval_source(const Llama& m, const TrainerOpt
                                              static_cast<uint64_t>(o.eval_samples));
 }
 
+// The whole micro-batches of the first eval_samples sequences of the eval source: at least one, else
+// a user error (checked before training starts, so a run does not fail at its first evaluation).
+int64_t eval_batches(const WindowSource& source, const TrainerOptions& o) {
+  int64_t mb = o.step.micro_batch;
+  uint64_t available = std::min<uint64_t>(source.num_samples(), static_cast<uint64_t>(o.eval_samples));
+  int64_t batches = static_cast<int64_t>(available) / mb;
+  LG_USER_CHECK(batches > 0, "train: the evaluation has ", available, " sequences of ", o.step.seq_len + 1,
+                " tokens (--eval-samples ", o.eval_samples, "), fewer than one micro-batch (--batch ", mb,
+                "); use more eval data, a larger --eval-samples, a smaller --batch, or --eval-samples 0 for none");
+  return batches;
+}
+
 // Mean token loss over the first eval_samples sequences (whole micro-batches) of the eval source.
 json evaluate(TrainStep& ts, const std::shared_ptr<const WindowSource>& source, const TrainerOptions& o) {
   int64_t mb = o.step.micro_batch;
-  uint64_t available = std::min<uint64_t>(source->num_samples(), static_cast<uint64_t>(o.eval_samples));
-  int64_t batches = static_cast<int64_t>(available) / mb;
-  LG_USER_CHECK(batches > 0, "train: the eval set has ", available, " sequences of ", o.step.seq_len + 1,
-                " tokens, fewer than one micro-batch (", mb, "); use more eval data or a smaller --batch");
+  int64_t batches = eval_batches(*source, o);
   BatchIterator it(source, mb, 0);
   double sum = 0;
   for (int64_t b = 0; b < batches; b++) {
@@ -85,6 +97,7 @@ json train(Llama& model, const TrainerOptions& o, const TrainEvent& report) {
   LG_USER_CHECK(o.steps > 0, "train: --steps must be positive, got ", o.steps);
   std::shared_ptr<const WindowSource> train_data = train_source(model, o);
   std::shared_ptr<const WindowSource> eval_data = eval_source(model, o);
+  if (eval_data) eval_batches(*eval_data, o);
   reset_buffer_peak();
   TrainStep ts(model, o.step);
 

@@ -33,7 +33,7 @@ struct TrainerOptions {
   std::string train_prefix, eval_prefix;
   uint64_t seed = 1;
   int64_t eval_every = 0;     // steps between evaluations (0: only at the end when eval data exists)
-  int64_t eval_samples = 64;  // sequences per evaluation (whole micro-batches of them are used)
+  int64_t eval_samples = 64;  // sequences per evaluation (whole micro-batches of them are used; 0: none)
   // Checkpoints: saved every save_every steps and at the end when checkpoint_dir is set.
   std::string checkpoint_dir;
   int64_t save_every = 0;

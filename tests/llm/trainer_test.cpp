@@ -115,6 +115,29 @@ TEST(Trainer, BadOptionsAreUserErrors) {
   o.synthetic = false;
   o.train_prefix = "/nonexistent/data";
   EXPECT_NE(err(o).find("/nonexistent/data"), std::string::npos);
+  o = synthetic(4);
+  o.eval_samples = -1;
+  EXPECT_NE(err(o).find("--eval-samples must be 0 (no evaluation) or positive"), std::string::npos);
+}
+
+// An evaluation that cannot fill one micro-batch is refused before the first step, not after the
+// last; --eval-samples 0 runs none.
+TEST(Trainer, EvalSamplesAreCheckedBeforeTrainingAndZeroMeansNone) {
+  Tensor::manual_seed(35);
+  Llama m(micro());
+  TrainerOptions o = synthetic(3);
+  o.eval_samples = 2;  // micro-batch 4
+  std::vector<json> events;
+  std::string e = testing_util::error_of([&] { train(m, o, [&](const json& ev) { events.push_back(ev); }); });
+  EXPECT_NE(e.find("fewer than one micro-batch (--batch 4)"), std::string::npos) << e;
+  EXPECT_NE(e.find("--eval-samples 0"), std::string::npos) << e;
+  EXPECT_TRUE(events.empty()) << events.size() << " events before the error";
+  o.eval_samples = 0;
+  Outcome r = run(m, o);
+  EXPECT_EQ(r.summary["status"], "completed");
+  EXPECT_TRUE(r.summary["eval_loss"].is_null());
+  for (const json& ev : r.events) EXPECT_NE(ev["event"], "eval");
+  EXPECT_EQ(step_losses(r).size(), 3u);
 }
 
 // Two steps and an evaluation on the fetched Brown corpus (skipped when it is not fetched).
