@@ -17,10 +17,11 @@ namespace lg {
 namespace {
 
 struct Ctx {
-  const Node* point;
+  const Node* point;  // kernelize_scatter's point (computed here, not loaded); else null
   const std::unordered_map<const Node*, NodeRef>* realized;
-  // A kernel of several outputs (kernelize_outputs): its points, each computed in place where another
-  // one reads it, which is allowed only at the element being written (index `written`, ungated).
+  // The points whose STOREs the kernel holds (one, or several: kernelize_outputs), computed in place
+  // where another one reads them, which is allowed only at the element being written (index
+  // `written`, ungated).
   std::vector<const Node*> group;
   std::vector<NodeRef> written;
   bool read_elsewhere = false;
@@ -295,53 +296,55 @@ std::vector<int64_t> rebase_slots(NodeRef& ast, std::vector<NodeRef>& buffers, s
 
 }  // namespace
 
-KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
-                          const std::unordered_map<const Node*, NodeRef>& realized, int64_t out_offset) {
-  Ctx ctx{point.get(), &realized, {}, {}, false, {}, 0, {}, {}, {}};
-  NodeRef out_global = ctx.global(out);
-  std::vector<NodeRef> idx;
-  for (int64_t d : point->shape)
-    idx.push_back(d == 1 ? index_const(0) : range(d, ctx.next_range++, AxisType::LOOP));
-  NodeRef value = at(point, bool_const(true), idx);
-  NodeRef store = make(Op::STORE, dtypes::void_,
-                       {make(Op::INDEX, out->dtype.as_ptr(), {out_global, shifted(flat_index(idx, point->shape), out_offset)}),
-                        cast(value, out->dtype)});
-  NodeRef ast = make(Op::SINK, dtypes::void_, {store});
-  ast = rewrite(ast, pm_kernelize(), {.name = "kernelize", .top_down = true}, std::any(&ctx));
-  std::vector<int64_t> offsets = rebase_slots(ast, ctx.buffers);
-  verify_stage(ast, kernel_spec(), "after kernelize");
-  return {ast, ctx.buffers, kernel_name(*point, ast), offsets, ctx.reads, ctx.spans};
-}
+namespace {
 
-std::optional<KernelizeResult> kernelize_outputs(const std::vector<NodeRef>& points,
-                                                 const std::vector<NodeRef>& outs,
-                                                 const std::unordered_map<const Node*, NodeRef>& realized,
-                                                 const std::vector<int64_t>& out_offsets) {
+// The body of kernelize and kernelize_outputs: one STORE per point over the same loops, point k
+// into outs[k] (slot k). Nothing when one point reads another at other elements than the written
+// one (kernelize_outputs' rule; a single point never reads itself).
+std::optional<KernelizeResult> kernelize_points(const std::vector<NodeRef>& points, const std::vector<NodeRef>& outs,
+                                                const std::unordered_map<const Node*, NodeRef>& realized,
+                                                const std::vector<int64_t>& out_offsets, const char* pass) {
   LG_CHECK(!points.empty() && points.size() == outs.size() && points.size() == out_offsets.size(),
-           "kernelize_outputs: ", points.size(), " points, ", outs.size(), " buffers");
+           "kernelize: ", points.size(), " points, ", outs.size(), " buffers");
   Ctx ctx{nullptr, &realized, {}, {}, false, {}, 0, {}, {}, {}};
   for (const NodeRef& p : points) ctx.group.push_back(p.get());
   for (const NodeRef& b : outs) ctx.global(b);
-  LG_CHECK(ctx.buffers.size() == outs.size(), "kernelize_outputs: two points write one buffer");
+  LG_CHECK(ctx.buffers.size() == outs.size(), "kernelize: two points write one buffer");
   const Shape& shape = points[0]->shape;
   for (int64_t d : shape)
     ctx.written.push_back(d == 1 ? index_const(0) : range(d, ctx.next_range++, AxisType::LOOP));
   std::vector<NodeRef> stores;
   for (size_t k = 0; k < points.size(); k++) {
-    LG_CHECK(points[k]->shape == shape, "kernelize_outputs: points of different shapes");
+    LG_CHECK(points[k]->shape == shape, "kernelize: points of different shapes");
     NodeRef value = at(points[k], bool_const(true), ctx.written);
     NodeRef addr = make(Op::INDEX, outs[k]->dtype.as_ptr(),
                         {ctx.global(outs[k]), shifted(flat_index(ctx.written, shape), out_offsets[k])});
     stores.push_back(make(Op::STORE, dtypes::void_, {addr, cast(value, outs[k]->dtype)}));
   }
   NodeRef ast = make(Op::SINK, dtypes::void_, std::move(stores));
-  ast = rewrite(ast, pm_kernelize(), {.name = "kernelize outputs", .top_down = true}, std::any(&ctx));
+  ast = rewrite(ast, pm_kernelize(), {.name = pass, .top_down = true}, std::any(&ctx));
   if (ctx.read_elsewhere) return std::nullopt;
   std::vector<int64_t> offsets = rebase_slots(ast, ctx.buffers, outs.size());
   verify_stage(ast, kernel_spec(), "after kernelize");
   KernelizeResult r{ast, ctx.buffers, kernel_name(*points[0], ast), offsets, ctx.reads, ctx.spans};
   r.outputs = outs.size();
   return r;
+}
+
+}  // namespace
+
+KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
+                          const std::unordered_map<const Node*, NodeRef>& realized, int64_t out_offset) {
+  std::optional<KernelizeResult> k = kernelize_points({point}, {out}, realized, {out_offset}, "kernelize");
+  LG_CHECK(k.has_value(), "kernelize: a realize point reads itself");
+  return *std::move(k);
+}
+
+std::optional<KernelizeResult> kernelize_outputs(const std::vector<NodeRef>& points,
+                                                 const std::vector<NodeRef>& outs,
+                                                 const std::unordered_map<const Node*, NodeRef>& realized,
+                                                 const std::vector<int64_t>& out_offsets) {
+  return kernelize_points(points, outs, realized, out_offsets, "kernelize outputs");
 }
 
 KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
