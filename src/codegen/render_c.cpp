@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "base/error.h"
+#include "codegen/access.h"
 #include "codegen/block_mma.h"
 #include "codegen/c_prelude.h"
 #include "codegen/render_attention.h"
@@ -19,9 +20,13 @@ namespace {
 
 bool is_half(DType t) { return t.scalar == Scalar::Float16 || t.scalar == Scalar::BFloat16; }
 
-// The C type of a vector of t: 16 float32 lanes, also for bfloat16 (held in float like scalars).
+// The C type of a vector of t: 16 float32 lanes, also for bfloat16 (held in float like scalars);
+// 16 int32 lanes, also for bool lanes (a comparison's mask: -1 or 0 per lane, what comparing two
+// vectors gives in C).
 std::string vector_type(DType t) {
-  LG_CHECK((t.scalar == Scalar::Float32 || t.scalar == Scalar::BFloat16) && t.count == 16, "C renderer: no vector type for ", name(t));
+  LG_CHECK(t.count == 16, "C renderer: no vector type for ", name(t));
+  if (t.scalar == Scalar::Int32 || t.scalar == Scalar::Bool) return "lg_i32x16";
+  LG_CHECK(t.scalar == Scalar::Float32 || t.scalar == Scalar::BFloat16, "C renderer: no vector type for ", name(t));
   return "lg_f32x16";
 }
 // The suffix of the prelude's vector load and store for elements of t in memory.
@@ -84,6 +89,7 @@ class CWriter {
   int depth_ = 1;
   bool parallel_ = false;
   bool first_range_ = true;
+  std::vector<const Node*> loops_;  // the open RANGEs, innermost last
   std::unordered_map<const Node*, std::string> expr_;  // how to refer to each value
   int next_ = 0;
 
@@ -103,7 +109,7 @@ class CWriter {
       case Op::DEFINE_GLOBAL: expr_[&n] = str("data", n.get_arg<int64_t>()); return;
       case Op::CONST: expr_[&n] = literal(n); return;
       case Op::RANGE: tiles_.clear(); return open_loop(n);
-      case Op::END: tiles_.clear(); depth_--; line("}"); return;
+      case Op::END: tiles_.clear(); loops_.pop_back(); depth_--; line("}"); return;
       case Op::INDEX: expr_[&n] = str(ref(n.src[0]), "[", ref(n.src[1]), "]"); return;
       case Op::LOAD: return emit_load(n);
       case Op::STORE: return emit_store(n);
@@ -145,10 +151,30 @@ class CWriter {
     else line(str("for (int64_t ", v, " = 0; ", v, " < ", ref(r.src[0]), "; ", v, "++) {"));
     first_range_ = false;
     depth_++;
+    loops_.push_back(&r);
+  }
+
+  // A load that jumps a page or more per trip of the innermost loop (a transposed operand read down
+  // its columns, as a TN matmul reads dlogits^T: rows 513 KB apart) misses the cache at every trip,
+  // and the hardware prefetchers do not follow it (they stay inside a 4 KiB page): the element
+  // kPrefetchTrips trips ahead is fetched now. A load at a constant offset from another (an UPCAST's
+  // copies) reads the same line and gets none. Prefetching never faults: past the buffer's end it
+  // is dropped (the address is formed as an integer, not a pointer).
+  static constexpr int64_t kPrefetchTrips = 16;
+  void prefetch_strided(const Node& load) {
+    const Node& idx = *load.src[0];
+    if (loops_.empty() || idx.src.size() != 2) return;
+    const NodeRef& i = idx.src[1];
+    if (i->op == Op::ADD && i->src[1]->is_const()) return;
+    int64_t stride = index_stride(i, loops_.back()), bytes = itemsize(load.dtype.base());
+    if (stride == 0 || stride == kNonAffineStride || std::abs(stride) * bytes < 4096) return;
+    line(str("__builtin_prefetch((const void*)((uintptr_t)", ref(idx.src[0]), " + (uint64_t)(", ref(i), " + ",
+             kPrefetchTrips * stride, "ll) * ", bytes, "u));"));
   }
 
   void emit_load(const Node& n) {
     const Node& idx = *n.src[0];
+    prefetch_strided(n);
     if (n.dtype.count > 1) return define(n, str("lg_load_", vector_memory(n.dtype), "(&", ref(n.src[0]), ")"));
     std::string v = from_memory(n.dtype, ref(n.src[0]));
     if (idx.src.size() == 3) v = str(ref(idx.src[2]), " ? ", v, " : 0");
@@ -273,6 +299,9 @@ std::string CWriter::alu_expr(const Node& n) {
     case Op::SQRT: if (t.count > 1) return str("lg_sqrt_f32x16(", s(0), ")"); break;
     case Op::RECIPROCAL: if (t.count > 1) return str("(1.0f / ", s(0), ")"); break;  // per lane, rounded
     case Op::MULACC: if (t.count > 1) return str("lg_fma_f32x16(", s(0), ", ", s(1), ", ", s(2), ")"); break;
+    case Op::WHERE:  // a mask of lanes selects per lane; a scalar condition whole vectors (below)
+      if (t.count > 1 && n.src[0]->dtype.count > 1) return str("lg_sel_f32x16(", s(0), ", ", s(1), ", ", s(2), ")");
+      break;
     case Op::BITCAST: {  // through the stored bit pattern
       auto bits_of = [&](DType d, const std::string& x) -> std::string {
         if (d.scalar == Scalar::BFloat16) return "(uint64_t)lg_f_to_bf16(" + x + ")";

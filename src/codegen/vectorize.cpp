@@ -1,6 +1,7 @@
 #include "codegen/vectorize.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 
 #include "codegen/access.h"
@@ -65,8 +66,36 @@ class Vectorizer {
     return make(Op::INDEX, vec(idx->dtype.base()).as_ptr(), {idx->src[0], substitute(idx->src[1], {{lane_, index_const(0)}})});
   }
 
+  // An int32 value as lanes: broadcast when it does not depend on the lane; else an arange's element
+  // index, CAST(int32, i) with i moving by 1 per lane and every value of i within int32: i at lane 0,
+  // cast, in every lane, plus the lane numbers 0..lanes-1 (the same values, no lane can wrap).
+  NodeRef int_lanes(const NodeRef& x) {
+    DType v = dtypes::int32.vec(lanes_);
+    if (x->dtype != dtypes::int32) throw NotVectorizable{};
+    if (!depends(x.get())) return make(Op::VECTORIZE, v, std::vector<NodeRef>(lanes_, x));
+    if (x->op != Op::CAST) throw NotVectorizable{};
+    const NodeRef& i = x->src[0];
+    if (i->dtype != dtypes::index || index_stride(i, lane_.get()) != 1 || i->vmin < INT32_MIN || i->vmax > INT32_MAX)
+      throw NotVectorizable{};
+    NodeRef first = make(Op::CAST, dtypes::int32, {substitute(i, {{lane_, index_const(0)}})});
+    std::vector<NodeRef> numbers;
+    for (int l = 0; l < lanes_; l++) numbers.push_back(cnst_int(dtypes::int32, l));
+    return make(Op::ADD, v, {make(Op::VECTORIZE, v, std::vector<NodeRef>(lanes_, first)), make(Op::VECTORIZE, v, numbers)});
+  }
+
+  // A comparison whose operands depend on the lane: a mask of lanes (bool lanes, held as int32 -1 or 0
+  // by the renderer), of float32 values or of int32 arange indices (a label against the column index:
+  // cross-entropy's one-hot pick).
+  NodeRef convert_compare(const NodeRef& n) {
+    DType in = n->src[0]->dtype;
+    std::vector<NodeRef> src;
+    for (const NodeRef& s : n->src) src.push_back(in == dtypes::float32 ? vector(s) : int_lanes(s));
+    return make(n->op, dtypes::boolean.vec(lanes_), std::move(src));
+  }
+
   NodeRef convert(const NodeRef& n) {
     if (n->dtype.count > 1) return same_types_or_throw(n);  // vector lanes of an earlier range
+    if (n->op == Op::CMPLT || n->op == Op::CMPNE || n->op == Op::CMPEQ) return convert_compare(n);
     if (NodeRef same = same_types(n)) return same;         // operands combined back to scalars
     switch (n->op) {
       case Op::SINK: {
@@ -87,9 +116,9 @@ class Vectorizer {
         if (!is_vector_scalar(n->dtype) || !is_vector_scalar(n->src[0]->dtype)) throw NotVectorizable{};
         return make(Op::CAST, vec(n->dtype), {vector(n->src[0])});
       case Op::REDUCE: return convert_reduce(n);
-      case Op::WHERE: {  // a condition shared by every lane picks whole vectors
-        if (depends(n->src[0].get()) || n->dtype != dtypes::float32) throw NotVectorizable{};
-        return make(Op::WHERE, vec(n->dtype), {n->src[0], vector(n->src[1]), vector(n->src[2])});
+      case Op::WHERE: {  // a condition shared by every lane picks whole vectors; a mask, lanes
+        if (n->dtype != dtypes::float32) throw NotVectorizable{};
+        return make(Op::WHERE, vec(n->dtype), {(*this)(n->src[0]), vector(n->src[1]), vector(n->src[2])});
       }
       case Op::EXP2: {  // the prelude's lg_exp2_f32x16
         if (n->dtype != dtypes::float32) throw NotVectorizable{};

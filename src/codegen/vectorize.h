@@ -12,7 +12,11 @@
 //     or not at all (the scalar is broadcast to every lane with VECTORIZE), and CASTs between them;
 //   - float32 ADD, MUL, NEG, MAX, MULACC, SQRT, RECIPROCAL and EXP2 of such values (SQRT and
 //     RECIPROCAL correctly rounded per lane, as the scalar copies are), and WHERE with a condition that
-//     does not depend on the lane (a scalar condition selects whole vectors);
+//     does not depend on the lane (a scalar condition selects whole vectors) or with a mask of lanes;
+//   - CMPLT, CMPNE and CMPEQ of float32 lanes, or of int32 lanes whose lane-dependent operand is an
+//     arange's index CAST(int32, i) (i moving by 1 per lane, every value within int32: i at lane 0
+//     broadcast plus the lane numbers): bool lanes, a mask (a label against the column index in
+//     cross-entropy's one-hot pick);
 //   - REDUCE (ADD, MUL or MAX) of such values: per-lane accumulators. When the range is one of the
 //     REDUCE's own loops (an UPCAST of a reduce axis), the lanes are partial accumulators,
 //     combined after the loops by a tree of lane extractions (GEP) and the reduce's op;

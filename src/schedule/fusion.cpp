@@ -17,7 +17,19 @@ bool is_leaf(const Node* n) {
          n->op == Op::DEFINE_VAR;
 }
 
+bool is_attention(Op op) { return op == Op::FLASH_ATTENTION || op == Op::FLASH_ATTENTION_GRAD; }
+
+// Ops that are realize points wherever they are (find_realize_points' first rule).
+bool always_realized(Op op) {
+  return op == Op::CONTIGUOUS || op == Op::COPY || op == Op::ASSIGN || op == Op::SCATTER_ADD || is_attention(op);
+}
+
 // Distinct inputs (buffers and realized nodes) read by n's fused subgraph, counted up to `cap`.
+// Realize points are decided from the roots toward the leaves, so n's sources are not decided yet
+// when this runs: an op that is always realized (a matmul's CONTIGUOUS product) counts as one input,
+// not as the inputs of its own kernel, and so does a reduction (a matmul's product, a row's
+// maximum): it ends up realized (n's users give it several paths) or computed once per row in the
+// one kernel its paths lead to, never recomputed with n in each of n's readers.
 int count_inputs(const UserMap& um, const std::vector<bool>& realize, int i, int cap) {
   std::vector<int> stack{i};
   std::unordered_set<int> seen{i};
@@ -28,9 +40,10 @@ int count_inputs(const UserMap& um, const std::vector<bool>& realize, int i, int
     for (const NodeRef& s : um.order[j]->src) {
       int k = um.index_of(s.get());
       if (!seen.insert(k).second) continue;
-      if (realize[k] || um.order[k]->op == Op::BUFFER)
+      const Node* src = um.order[k];
+      if (realize[k] || src->op == Op::BUFFER || src->op == Op::REDUCE_AXIS || always_realized(src->op))
         inputs++;
-      else if (!is_leaf(um.order[k]))
+      else if (!is_leaf(src))
         stack.push_back(k);
     }
   }
@@ -92,8 +105,6 @@ bool is_widening_cast(const Node* n) {
   return n->op == Op::CAST && n->dtype == dtypes::float32 &&
          (n->src[0]->dtype == dtypes::bfloat16 || n->src[0]->dtype == dtypes::float16);
 }
-
-bool is_attention(Op op) { return op == Op::FLASH_ATTENTION || op == Op::FLASH_ATTENTION_GRAD; }
 
 // A view of a whole buffer, row-major from its element 0: what an attention kernel can read as is.
 bool is_whole_buffer(const Node* n) {
@@ -220,9 +231,7 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
     const Node* node = order[k];
     if (node->op == Op::SINK) continue;
     if (narrow[k]) realize[k] = true;
-    if (node->op == Op::CONTIGUOUS || node->op == Op::COPY || node->op == Op::ASSIGN || node->op == Op::SCATTER_ADD ||
-        is_attention(node->op))
-      realize[k] = true;
+    if (always_realized(node->op)) realize[k] = true;
     if (node->op == Op::COPY) {  // the copy reads a run of its base's buffer
       const Node* base = element_range(node->src[0].get()).base;
       if (base->op != Op::BUFFER) realize[um.index_of(base)] = true;
@@ -280,6 +289,10 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
     // head and head dim) would merge into one that both operands move along.
     if (!realize[k] && t >= 0 && is_half_matmul_result(node) && permuted_on_the_way(um, static_cast<int>(k), t))
       realize[k] = true;
+    // A 16-bit matmul result read along several paths (the LM head's logits, read by the loss's
+    // row reductions and its gradient) is stored as that 16-bit value: left alone, its float32
+    // product sum would be the realize point (several paths), twice the bytes to store and read.
+    if (!realize[k] && paths[k] > 1 && is_half_matmul_result(node)) realize[k] = true;
     if (!realize[k] && is_alu(node->op) && um.users[k].size() >= 2 &&
         count_inputs(um, realize, static_cast<int>(k), 3) >= 3)
       realize[k] = true;

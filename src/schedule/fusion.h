@@ -27,8 +27,11 @@
 //  - a REDUCE_AXIS with kSplitBelowOutputs (split_reduce.h) or more outputs whose paths all lead to
 //    one realize point with fewer outputs is realized (a nested reduction to a scalar would be one
 //    thread's, or one thread block's, loop);
+//  - a 16-bit cast of a 16-bit matmul (its result) with several paths to realize points is
+//    realized: the 16-bit value is stored, not its float32 sum of products;
 //  - an elementwise node with several users that reads three or more distinct inputs is realized,
-//    so long inline chains (residual streams) are not recomputed in every consumer;
+//    so long inline chains (residual streams) are not recomputed in every consumer (a source that
+//    is always realized, a CONTIGUOUS, or a reduction counts as one input);
 //  - a computed 16-bit value (an ALU op in bf16/fp16, or a RESHAPE/PERMUTE of one) that a 16-bit
 //    matmul widens and broadcasts (through an EXPAND) into its products is realized, as the
 //    matmul reads it (re-laid-out): fused, every output column would recompute it, and

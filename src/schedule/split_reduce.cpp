@@ -9,6 +9,26 @@ namespace {
 
 bool is_16bit_float(DType t) { return t.scalar == Scalar::Float16 || t.scalar == Scalar::BFloat16; }
 
+bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+// x: (..., n, ...) -> (..., p, n/p, ...) at axis a; the reduced axes other than a, renumbered, plus
+// the chunk axis a + 1 (p stays as the partials' axis).
+NodeRef split_axis(const NodeRef& x, int64_t a, int64_t p) {
+  Shape split = x->shape;
+  split[a] = p;
+  split.insert(split.begin() + a + 1, x->shape[a] / p);
+  return make(Op::RESHAPE, x->dtype, {x}, split);
+}
+std::vector<int64_t> chunk_axes(const ReduceArg& arg, int64_t a) {
+  std::vector<int64_t> axes{a + 1};
+  for (int64_t b : arg.axes)
+    if (b != a) axes.push_back(b < a ? b : b + 1);
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+// ---- few outputs ----
+
 // The split factor for axis size n: the largest of 64, 32, 16 that leaves chunks of at least 2.
 int64_t split_factor(int64_t n) {
   for (int64_t p : {64, 32, 16})
@@ -16,27 +36,91 @@ int64_t split_factor(int64_t n) {
   return 0;
 }
 
-NodeRef split_reduce(const Node& r) {
+NodeRef split_few_outputs(const Node& r) {
   const auto& arg = r.get_arg<ReduceArg>();
   const NodeRef& x = r.src[0];
-  if (is_16bit_float(r.dtype) || r.numel() >= kSplitBelowOutputs || x->numel() / r.numel() < kSplitFrom) return {};
+  if (r.numel() >= kSplitBelowOutputs || x->numel() / r.numel() < kSplitFrom) return {};
   for (int64_t a : arg.axes) {
     int64_t p = split_factor(x->shape[a]);
     if (!p) continue;
-    // x: (..., n, ...) -> (..., p, n/p, ...); the reduced axes after a move one to the right.
-    Shape split = x->shape;
-    split[a] = p;
-    split.insert(split.begin() + a + 1, x->shape[a] / p);
-    std::vector<int64_t> first_axes{a + 1};  // the chunk axis; p stays as the partials' axis
-    for (int64_t b : arg.axes)
-      if (b != a) first_axes.push_back(b < a ? b : b + 1);
-    std::sort(first_axes.begin(), first_axes.end());
-    NodeRef xs = make(Op::RESHAPE, x->dtype, {x}, split);
-    NodeRef partial = make(Op::CONTIGUOUS, r.dtype, {make(Op::REDUCE_AXIS, r.dtype, {xs}, ReduceArg{arg.op, first_axes})});
+    NodeRef partial = make(Op::CONTIGUOUS, r.dtype,
+                           {make(Op::REDUCE_AXIS, r.dtype, {split_axis(x, a, p)}, ReduceArg{arg.op, chunk_axes(arg, a)})});
     NodeRef total = make(Op::REDUCE_AXIS, r.dtype, {partial}, ReduceArg{arg.op, {a}});
     return make(Op::RESHAPE, r.dtype, {total}, r.shape);
   }
   return {};
+}
+
+// ---- split-K ----
+
+const Node* under_casts(const Node* n) {
+  while (n->op == Op::CAST) n = n->src[0].get();
+  return n;
+}
+
+// Whether factor f (under casts) is an EXPAND along some axis that is not reduced: one value of it is
+// read by several outputs.
+bool broadcast_along_outputs(const Node* f, const std::vector<int64_t>& reduced) {
+  f = under_casts(f);
+  if (f->op != Op::EXPAND) return false;
+  for (size_t i = 0; i < f->shape.size(); i++)
+    if (f->src[0]->shape[i] == 1 && f->shape[i] > 1 && !contains(reduced, static_cast<int64_t>(i))) return true;
+  return false;
+}
+
+// A product of two such factors, or a sum of such products (x @ W1 + y @ W3): a matmul's summand.
+bool is_product_of_broadcasts(const Node* x, const std::vector<int64_t>& reduced) {
+  x = under_casts(x);
+  if (x->op == Op::ADD)
+    return is_product_of_broadcasts(x->src[0].get(), reduced) && is_product_of_broadcasts(x->src[1].get(), reduced);
+  return x->op == Op::MUL && broadcast_along_outputs(x->src[0].get(), reduced) &&
+         broadcast_along_outputs(x->src[1].get(), reduced);
+}
+
+// The chunk c of a reduced axis of size n (each step of it `inner` elements of the other reduced
+// axes) that split-K uses, or 0: c divides n and leaves n/c >= 2 partials, with at most
+// kSplitKMaxPartials partial results. Preferred: the largest chunk of at most kSplitKChunk elements
+// (c * inner); when none keeps the partials few enough, the smallest one that does. Either way a
+// chunk that is a multiple of 32 elements first (two vectors of CPU lanes; a k tile of tensor-core
+// block matmuls), then one of any size.
+int64_t split_k_chunk(int64_t n, int64_t inner, int64_t outputs) {
+  int64_t fits[2] = {0, 0}, smallest[2] = {0, 0};  // [0]: any chunk, [1]: a multiple of 32
+  for (int64_t c = 1; c <= n / 2; c++) {
+    if (n % c != 0 || (n / c) * outputs > kSplitKMaxPartials) continue;
+    for (int aligned = 0; aligned < 2; aligned++) {
+      if (aligned && c * inner % 32 != 0) continue;
+      if (c * inner <= kSplitKChunk) fits[aligned] = c;
+      else if (!smallest[aligned]) smallest[aligned] = c;
+    }
+  }
+  for (int64_t c : {fits[1], fits[0], smallest[1], smallest[0]})
+    if (c) return c;
+  return 0;
+}
+
+NodeRef split_k(const Node& r) {
+  const auto& arg = r.get_arg<ReduceArg>();
+  const NodeRef& x = r.src[0];
+  int64_t outputs = r.numel(), k = x->numel() / outputs;
+  if (arg.op != Op::ADD || outputs < kSplitBelowOutputs || k < kSplitKFrom || !is_product_of_broadcasts(x.get(), arg.axes))
+    return {};
+  int64_t a = *std::max_element(arg.axes.begin(), arg.axes.end(),
+                                [&](int64_t i, int64_t j) { return x->shape[i] < x->shape[j]; });
+  int64_t n = x->shape[a], c = split_k_chunk(n, k / n, outputs);
+  if (!c) return {};
+  NodeRef partial = make(Op::REDUCE_AXIS, r.dtype, {split_axis(x, a, n / c)}, ReduceArg{Op::ADD, chunk_axes(arg, a)});
+  Shape front{a};  // the partials' axis first: (P, outputs...)
+  for (int64_t i = 0; i < static_cast<int64_t>(partial->shape.size()); i++)
+    if (i != a) front.push_back(i);
+  NodeRef stored = make(Op::CONTIGUOUS, r.dtype, {make(Op::PERMUTE, r.dtype, {partial}, front)});
+  NodeRef total = make(Op::REDUCE_AXIS, r.dtype, {stored}, ReduceArg{Op::ADD, {0}});
+  return make(Op::RESHAPE, r.dtype, {total}, r.shape);
+}
+
+NodeRef split_reduce(const Node& r) {
+  if (is_16bit_float(r.dtype)) return {};
+  if (NodeRef s = split_few_outputs(r)) return s;
+  return split_k(r);
 }
 
 }  // namespace

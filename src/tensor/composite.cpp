@@ -37,11 +37,18 @@ Tensor Tensor::cross_entropy(const Tensor& labels, const std::string& reduction,
   LG_USER_CHECK(is_int(labels.dtype()), "cross_entropy: labels must be integers, got ", name(labels.dtype()));
   LG_USER_CHECK(reduction == "mean" || reduction == "sum" || reduction == "none",
                 "cross_entropy: reduction must be \"mean\", \"sum\" or \"none\", got \"", reduction, "\"");
-  Tensor logp = log_softmax(-1);
+  // loss = log(sum(exp(shifted))) - shifted[label], with shifted = x - max(x) per row: the same value
+  // as -log_softmax(x)[label], bit for bit, but the label's term is picked from shifted rather than
+  // from the log-probabilities. So the gradient is elementwise, exp(shifted) * g / sum - (hit ? g : 0),
+  // one pass over the logits with no reduction over the row (the log-softmax's gradient sums the
+  // row's one-hot gradient back up), and no log-probabilities of the vocabulary's size are formed.
+  Tensor x = is_float(dtype()) ? *this : cast(dtypes::default_float);
+  Tensor shifted = x.sub(row_max(x, -1));
+  Tensor log_sum = shifted.exp().sum(-1).log();
   Tensor hit = labels.unsqueeze(-1).eq(Tensor::arange(0, shape().back(), 1, labels.dtype(), device()));
-  Tensor picked = hit.where(logp, logp.scalar_like(0)).sum(-1);
+  Tensor picked = hit.where(shifted, shifted.scalar_like(0)).sum(-1);
   Tensor valid = labels.ne(labels.scalar_like(static_cast<double>(ignore_index)));
-  Tensor loss = valid.where(picked.neg(), picked.scalar_like(0));
+  Tensor loss = valid.where(log_sum.sub(picked), picked.scalar_like(0));
   if (reduction == "none") return loss;
   if (reduction == "sum") return loss.sum();
   Tensor count = valid.cast(loss.dtype()).sum();

@@ -11,6 +11,7 @@
 #include "codegen/access.h"
 #include "codegen/heuristic.h"
 #include "codegen/program.h"
+#include "codegen/render_c.h"
 #include "ir/build.h"
 #include "runtime/buffer.h"
 #include "runtime/realize.h"
@@ -114,6 +115,22 @@ TEST(Heuristic, EveryMatmulLayoutOnCpuEqualsTheInterpreter) {
       expect_close(run(matmul("CPU", l, n, k, m)), run(matmul("INTERP", l, n, k, m)));
 }
 
+// A TN matmul reads its broadcast operand down the columns, a stored row (8 KiB here) per k step,
+// which the hardware prefetchers do not follow: the C kernel prefetches it 16 steps ahead. An NN
+// matmul of narrow rows reads nothing a page apart and prefetches nothing.
+TEST(Heuristic, LoadsAPageApartPerLoopTripArePrefetchedAhead) {
+  auto source = [](Layout l, int64_t n) {
+    Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", l, n, 48, 64)}));
+    const ScheduleItem& item = only_item(s);
+    return CRenderer().render(lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16));
+  };
+  std::string tn = source(Layout::TN, 2048);
+  ASSERT_NE(tn.find("__builtin_prefetch("), std::string::npos);
+  EXPECT_NE(tn.find(" + 32768ll) * 4u"), std::string::npos) << tn;  // 16 rows of 2048 floats ahead
+  EXPECT_EQ(source(Layout::NN, 64).find("__builtin_prefetch("), std::string::npos);
+  expect_close(run(matmul("CPU", Layout::TN, 2048, 48, 64)), run(matmul("INTERP", Layout::TN, 2048, 48, 64)));
+}
+
 // The CPU renderer's vector width turns the heuristic's first UPCAST into vector values.
 std::vector<const Node*> ops_of(const LinearProgram& p, Op op) {
   std::vector<const Node*> out;
@@ -172,6 +189,47 @@ TEST(Vectorize, EmbeddingStyleSelectSumsOnCpuEqualTheInterpreter) {
     return make(Op::REDUCE_AXIS, dtypes::float32, {make(Op::WHERE, dtypes::float32, {hit, wx, zero})}, ReduceArg{Op::ADD, {1}});
   };
   expect_close(run(embed("CPU")), run(embed("INTERP")));
+}
+
+// Ops of the vector lanes (16) in the kernel of `root` as the CPU heuristic and renderer lower it.
+int vector_ops(const NodeRef& root, Op op) {
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {root}));
+  const ScheduleItem& item = s.items.back();
+  int n = 0;
+  for (const NodeRef& x : lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16).ops) n += x->op == op && x->dtype.count == 16;
+  return n;
+}
+
+// Cross-entropy's one-hot pick: where(label(n) == v, x(n, v), 0), stored per element (its
+// gradient) or summed over v (the loss). The label against the column index is a mask of lanes (the
+// index at lane 0 plus the lane numbers, int32), so both are vector code, with the interpreter's
+// bits; so is a comparison of two float32 values.
+TEST(Vectorize, ALabelComparedWithTheColumnIndexBecomesALaneMask) {
+  auto pick = [](const std::string& dev, bool sum) {
+    std::vector<int32_t> host{3, 0, 17, 255, 16, 31, -100, 128};
+    NodeRef labels = new_buffer(device_node(dev), dtypes::int32, 8);
+    buffer_copy_in(*labels, host.data(), host.size() * 4);
+    auto wide = [](const NodeRef& x, const Shape& s) { return make(Op::EXPAND, x->dtype, {make(Op::RESHAPE, x->dtype, {x}, s)}, Shape{8, 256}); };
+    NodeRef column = make(Op::IOTA, dtypes::int32, {device_node(dev)}, int64_t{256});
+    NodeRef hit = make(Op::CMPEQ, dtypes::boolean, {wide(labels, {8, 1}), wide(column, {1, 256})});
+    NodeRef zero = wide(make(Op::CONST, dtypes::float32, {device_node(dev)}, 0.0), {1, 1});
+    NodeRef picked = make(Op::WHERE, dtypes::float32, {hit, input(dev, {8, 256}, 0.5f), zero});
+    return sum ? make(Op::REDUCE_AXIS, dtypes::float32, {picked}, ReduceArg{Op::ADD, {1}}) : picked;
+  };
+  auto lesser = [](const std::string& dev) {
+    NodeRef x = input(dev, {4, 64}, 0.5f), y = input(dev, {4, 64}, -0.25f);
+    return make(Op::WHERE, dtypes::float32, {make(Op::CMPLT, dtypes::boolean, {x, y}), x, y});
+  };
+  for (bool sum : {false, true}) {
+    EXPECT_GT(vector_ops(pick("INTERP", sum), Op::CMPEQ), 0) << sum;
+    EXPECT_GT(vector_ops(pick("INTERP", sum), Op::WHERE), 0) << sum;
+    EXPECT_EQ(run(pick("CPU", sum)), run(pick("INTERP", sum))) << sum;
+  }
+  std::vector<float> picked = run(pick("CPU", true));
+  EXPECT_EQ(picked[0], 0.5f * static_cast<float>((3 * 7) % 11 - 5));  // row 0, column 3
+  EXPECT_EQ(picked[6], 0.0f);                                          // label -100: no column
+  EXPECT_GT(vector_ops(lesser("INTERP"), Op::CMPLT), 0);
+  EXPECT_EQ(run(lesser("CPU")), run(lesser("INTERP")));
 }
 
 TEST(Heuristic, RowAndColumnSumsOnCpuEqualTheInterpreter) {
@@ -272,6 +330,58 @@ TEST(SplitReduce, AFullSumOfManyElementsIsTwoKernelsWithTheSameValue) {
 TEST(SplitReduce, SmallReductionsStayOneKernel) {
   NodeRef s = make(Op::REDUCE_AXIS, dtypes::float32, {input("INTERP", {64, 64}, 1)}, ReduceArg{Op::ADD, {0, 1}});
   EXPECT_EQ(create_schedule(make(Op::SINK, dtypes::void_, {s})).items.size(), 1u);
+}
+
+// The size of the buffer kernel i of s writes.
+int64_t output_size(const Schedule& s, size_t i) { return s.items[i].buffers[0]->get_arg<BufferArg>().size; }
+
+TEST(SplitReduce, ALongMatmulSumsChunksOfKIntoPartialsLaidOutChunkFirst) {
+  // out (16, 32) over k = 32768: 16 chunks of 2048, the partials (16, 16, 32) with the chunk axis
+  // outermost (the parallel loop: one chunk's operands stay in cache for every tile of it).
+  auto mm = [](const std::string& dev) { return matmul(dev, Layout::NT, 16, 32768, 32); };
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {mm("INTERP")}));
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(output_size(s, 0), 16 * 16 * 32);
+  EXPECT_EQ(s.items[0].name.rfind("r_16_16_32_", 0), 0u) << s.items[0].name;
+  EXPECT_EQ(cpu_heuristic_opts(s.items[0].ast).size(), 3u);  // 16 lanes along k x 4 x 4 outputs, no THREAD
+  // every product and partial sum is a multiple of 1/8 below 2^20: exact in any order
+  std::vector<float> got = run(mm("CPU"));
+  ASSERT_EQ(got.size(), 16u * 32u);
+  for (int64_t i = 0; i < 16; i++)
+    for (int64_t j = 0; j < 32; j++) {
+      double want = 0;
+      for (int64_t k = 0; k < 32768; k++)
+        want += 0.5 * ((i * 32768 + k) * 7 % 11 - 5) * 0.25 * ((j * 32768 + k) * 7 % 11 - 5);
+      ASSERT_EQ(got[i * 32 + j], want) << i << ", " << j;
+    }
+}
+
+TEST(SplitReduce, ALongRowReductionIsNotSplitForKOnlyWhenEachOperandIsReused) {
+  // sum over k of x(n, k) * w(n) broadcast along k: nothing is reused across outputs, one pass
+  auto scaled = [](const std::string& dev) {
+    NodeRef w = make(Op::EXPAND, dtypes::float32, {make(Op::RESHAPE, dtypes::float32, {input(dev, {64}, 1)}, Shape{64, 1})},
+                     Shape{64, 32768});
+    return make(Op::REDUCE_AXIS, dtypes::float32, {input(dev, {64, 32768}, 0.5f) * w}, ReduceArg{Op::ADD, {1}});
+  };
+  EXPECT_EQ(create_schedule(make(Op::SINK, dtypes::void_, {scaled("INTERP")})).items.size(), 1u);
+  expect_close(run(scaled("CPU")), run(scaled("INTERP")));
+  // a matmul whose K is below 2^14 stays one kernel
+  EXPECT_EQ(create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NT, 16, 8192, 32)})).items.size(), 1u);
+}
+
+TEST(SplitReduce, ThePartialsOfASplitKStayWithinTheirBound) {
+  // buffers of these sizes are never allocated: only scheduled
+  auto buf = [](const Shape& shape) {
+    return make(Op::RESHAPE, dtypes::float32, {new_buffer(device_node("INTERP"), dtypes::float32, shape[0] * shape[1])}, shape);
+  };
+  // (1024, 1024) outputs over 128256: chunks of at most 2048 would make 2^20 x 63+ partials; the
+  // smallest chunk within 2^25 partials is 4008 (32 partials), the smallest multiple of 32 5344 (24)
+  Schedule wide = create_schedule(make(Op::SINK, dtypes::void_, {matmul_nt(buf({1024, 128256}), buf({1024, 128256}))}));
+  ASSERT_EQ(wide.items.size(), 2u);
+  EXPECT_EQ(output_size(wide, 0), int64_t{24} << 20);
+  // (8192, 4096) outputs (the 8B model's head gradient at sequence 8192): not split at all
+  Schedule huge = create_schedule(make(Op::SINK, dtypes::void_, {matmul_nt(buf({8192, 128256}), buf({4096, 128256}))}));
+  EXPECT_EQ(huge.items.size(), 1u);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "codegen/heuristic_gpu.h"
+#include "ir/graph.h"
 #include "schedule/schedule.h"
 #include "tensor/host_ref.h"
 #include "tensor/tensor.h"
@@ -108,6 +109,23 @@ TEST(Fusion, AWidenedHalfValueIsStoredInHalfPrecision) {
   expect_values(twice, map(permute(wx, {1, 0}), [](double v) { return 2 * v; }));
 }
 
+TEST(Fusion, AHalfMatmulsResultReadByTwoKernelsIsStoredInHalfPrecision) {
+  // r = bf16(a @ b) read as float32 by two kernels: the matmul's kernel stores the bf16 value (not
+  // its float32 sum of products, twice the bytes), each reader widens it. Small integers: exact.
+  HostArray a = random_fill({32, 64}, Fill::SmallInt, dtypes::float32, 18), b = random_fill({64, 48}, Fill::SmallInt, dtypes::float32, 19);
+  auto half = [](const HostArray& h) { return realized(h).cast(dtypes::bfloat16).realize(); };
+  Tensor r = half(a).matmul(half(b)).cast(dtypes::float32);
+  Tensor rows = r.sum(1), twice = r * 2;
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {rows.node(), twice.node()}));
+  std::string d = describe(s);
+  ASSERT_EQ(s.items.size(), 3u) << d;
+  std::string first = d.substr(d.find("\n") + 1);
+  EXPECT_NE(first.substr(0, first.find(" in ")).find("bf16[1536]"), std::string::npos) << d;
+  HostArray ab = matmul(a, b);
+  expect_values(rows, reduce(round_to_dtype(ab, dtypes::bfloat16), Reduce::Sum, {1}), 1e-5);
+  expect_values(twice, map(round_to_dtype(ab, dtypes::bfloat16), [](double v) { return 2 * v; }));
+}
+
 TEST(Fusion, ARowReductionReadByAScalarReductionHasItsOwnKernel) {
   // the sum over rows of each row's maximum: fused, one thread would walk all 64 x 512 elements;
   // the 64 row maxima get a kernel of their own (rows in parallel), the sum a second
@@ -191,6 +209,39 @@ TEST(Fusion, AGroupedAttentionsValueGradientIsATensorCoreMatmul) {
         want.data[t * KV * hd + kv * hd + d] = sum;
       }
   expect_values(g.cast(dtypes::float32), want, 1e-2);
+}
+
+// Cross-entropy over a matmul's logits, with its gradient: the loss reads the logits in row kernels
+// (maximum, sum of exponentials, the label's logit) and the gradient is one elementwise kernel over
+// them, exp(x - max) * g / sum - (label == v ? g : 0): besides the logits only the gradient has their
+// size (no exponentials or shifted logits are stored), and no kernel reduces a row of it.
+TEST(Fusion, CrossEntropysGradientIsOneElementwiseKernelOverTheLogits) {
+  // 64 rows of 96 scaled by g (a norm's weight): the matmul packs w^T into panels (256 x 96
+  // elements) and realizes its product, whose kernel reads three inputs
+  HostArray h = input({64, 96}, 7), g = input({96}, 9), w = input({256, 96}, 8);
+  std::vector<int32_t> y(64);
+  for (int32_t i = 0; i < 64; i++) y[i] = (i * 37 + 5) % 256;
+  Tensor ht = realized(h);
+  ht.requires_grad(true);
+  Tensor logits = (ht * realized(g)).matmul(realized(w).transpose(0, 1));
+  Tensor loss = logits.cross_entropy(Tensor::from_vector<int32_t>(y, {64}), "sum");
+  Tensor dh = Tensor::gradients(loss, {ht})[0];
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {loss.node(), dh.node()}));
+  int wide_with_reduce = 0, wide_elementwise = 0;
+  for (const ScheduleItem& it : s.items) {
+    if (it.kind != ScheduleItem::Kind::Kernel || it.buffers[0]->get_arg<BufferArg>().size != 64 * 256) continue;
+    auto ops = toposort(it.ast);
+    bool reduces = std::any_of(ops.begin(), ops.end(), [](const Node* n) { return n->op == Op::REDUCE; });
+    (reduces ? wide_with_reduce : wide_elementwise)++;
+  }
+  EXPECT_EQ(wide_with_reduce, 1);  // the logits
+  EXPECT_EQ(wide_elementwise, 1);  // their gradient
+  HostArray hg = map2(h, expand(g, {64, 96}), [](double a, double b) { return a * b; });
+  HostArray x = matmul(hg, transpose(w)), labels = array({64}, std::vector<double>(y.begin(), y.end()));
+  expect_values(loss, cross_entropy(x, labels, "sum", -100), 1e-5);
+  HostArray dx = softmax(x, -1);
+  for (int64_t i = 0; i < 64; i++) dx.data[i * 256 + y[i]] -= 1;
+  expect_values(dh, map2(matmul(dx, w), expand(g, {64, 96}), [](double a, double b) { return a * b; }), 1e-4);
 }
 
 TEST(Fusion, ReduceFusesIntoTheFollowingElementwise) {
