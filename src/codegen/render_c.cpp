@@ -26,7 +26,8 @@ bool is_half(DType t) { return t.scalar == Scalar::Float16 || t.scalar == Scalar
 std::string vector_type(DType t) {
   LG_CHECK(t.count == 16, "C renderer: no vector type for ", name(t));
   if (t.scalar == Scalar::Int32 || t.scalar == Scalar::Bool) return "lg_i32x16";
-  LG_CHECK(t.scalar == Scalar::Float32 || t.scalar == Scalar::BFloat16, "C renderer: no vector type for ", name(t));
+  LG_CHECK(t.scalar == Scalar::Float32 || t.scalar == Scalar::BFloat16, "C renderer: no vector type for ",
+           name(t));
   return "lg_f32x16";
 }
 // The suffix of the prelude's vector load and store for elements of t in memory.
@@ -89,7 +90,7 @@ class CWriter {
   int depth_ = 1;
   bool parallel_ = false;
   bool first_range_ = true;
-  std::vector<const Node*> loops_;  // the open RANGEs, innermost last
+  std::vector<const Node*> loops_;                     // the open RANGEs, innermost last
   std::unordered_map<const Node*, std::string> expr_;  // how to refer to each value
   int next_ = 0;
 
@@ -109,7 +110,12 @@ class CWriter {
       case Op::DEFINE_GLOBAL: expr_[&n] = str("data", n.get_arg<int64_t>()); return;
       case Op::CONST: expr_[&n] = literal(n); return;
       case Op::RANGE: tiles_.clear(); return open_loop(n);
-      case Op::END: tiles_.clear(); loops_.pop_back(); depth_--; line("}"); return;
+      case Op::END:
+        tiles_.clear();
+        loops_.pop_back();
+        depth_--;
+        line("}");
+        return;
       case Op::INDEX: expr_[&n] = str(ref(n.src[0]), "[", ref(n.src[1]), "]"); return;
       case Op::LOAD: return emit_load(n);
       case Op::STORE: return emit_store(n);
@@ -300,7 +306,8 @@ std::string CWriter::alu_expr(const Node& n) {
     case Op::RECIPROCAL: if (t.count > 1) return str("(1.0f / ", s(0), ")"); break;  // per lane, rounded
     case Op::MULACC: if (t.count > 1) return str("lg_fma_f32x16(", s(0), ", ", s(1), ", ", s(2), ")"); break;
     case Op::WHERE:  // a mask of lanes selects per lane; a scalar condition whole vectors (below)
-      if (t.count > 1 && n.src[0]->dtype.count > 1) return str("lg_sel_f32x16(", s(0), ", ", s(1), ", ", s(2), ")");
+      if (t.count > 1 && n.src[0]->dtype.count > 1)
+        return str("lg_sel_f32x16(", s(0), ", ", s(1), ", ", s(2), ")");
       break;
     case Op::BITCAST: {  // through the stored bit pattern
       auto bits_of = [&](DType d, const std::string& x) -> std::string {

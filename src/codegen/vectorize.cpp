@@ -75,12 +75,15 @@ class Vectorizer {
     if (!depends(x.get())) return make(Op::VECTORIZE, v, std::vector<NodeRef>(lanes_, x));
     if (x->op != Op::CAST) throw NotVectorizable{};
     const NodeRef& i = x->src[0];
-    if (i->dtype != dtypes::index || index_stride(i, lane_.get()) != 1 || i->vmin < INT32_MIN || i->vmax > INT32_MAX)
+    if (i->dtype != dtypes::index || index_stride(i, lane_.get()) != 1 || i->vmin < INT32_MIN ||
+        i->vmax > INT32_MAX)
       throw NotVectorizable{};
     NodeRef first = make(Op::CAST, dtypes::int32, {substitute(i, {{lane_, index_const(0)}})});
     std::vector<NodeRef> numbers;
     for (int l = 0; l < lanes_; l++) numbers.push_back(cnst_int(dtypes::int32, l));
-    return make(Op::ADD, v, {make(Op::VECTORIZE, v, std::vector<NodeRef>(lanes_, first)), make(Op::VECTORIZE, v, numbers)});
+    return make(
+        Op::ADD, v,
+        {make(Op::VECTORIZE, v, std::vector<NodeRef>(lanes_, first)), make(Op::VECTORIZE, v, numbers)});
   }
 
   // A comparison whose operands depend on the lane: a mask of lanes (bool lanes, held as int32 -1 or 0

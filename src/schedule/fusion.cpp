@@ -21,7 +21,8 @@ bool is_attention(Op op) { return op == Op::FLASH_ATTENTION || op == Op::FLASH_A
 
 // Ops that are realize points wherever they are (find_realize_points' first rule).
 bool always_realized(Op op) {
-  return op == Op::CONTIGUOUS || op == Op::COPY || op == Op::ASSIGN || op == Op::SCATTER_ADD || is_attention(op);
+  return op == Op::CONTIGUOUS || op == Op::COPY || op == Op::ASSIGN || op == Op::SCATTER_ADD ||
+         is_attention(op);
 }
 
 // Distinct inputs (buffers and realized nodes) read by n's fused subgraph, counted up to `cap`.

@@ -9,7 +9,9 @@ namespace {
 
 bool is_16bit_float(DType t) { return t.scalar == Scalar::Float16 || t.scalar == Scalar::BFloat16; }
 
-bool contains(const std::vector<int64_t>& v, int64_t x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool contains(const std::vector<int64_t>& v, int64_t x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 // x: (..., n, ...) -> (..., p, n/p, ...) at axis a; the reduced axes other than a, renumbered, plus
 // the chunk axis a + 1 (p stays as the partials' axis).
@@ -43,8 +45,9 @@ NodeRef split_few_outputs(const Node& r) {
   for (int64_t a : arg.axes) {
     int64_t p = split_factor(x->shape[a]);
     if (!p) continue;
-    NodeRef partial = make(Op::CONTIGUOUS, r.dtype,
-                           {make(Op::REDUCE_AXIS, r.dtype, {split_axis(x, a, p)}, ReduceArg{arg.op, chunk_axes(arg, a)})});
+    NodeRef partial =
+        make(Op::CONTIGUOUS, r.dtype,
+             {make(Op::REDUCE_AXIS, r.dtype, {split_axis(x, a, p)}, ReduceArg{arg.op, chunk_axes(arg, a)})});
     NodeRef total = make(Op::REDUCE_AXIS, r.dtype, {partial}, ReduceArg{arg.op, {a}});
     return make(Op::RESHAPE, r.dtype, {total}, r.shape);
   }
@@ -64,7 +67,8 @@ bool broadcast_along_outputs(const Node* f, const std::vector<int64_t>& reduced)
   f = under_casts(f);
   if (f->op != Op::EXPAND) return false;
   for (size_t i = 0; i < f->shape.size(); i++)
-    if (f->src[0]->shape[i] == 1 && f->shape[i] > 1 && !contains(reduced, static_cast<int64_t>(i))) return true;
+    if (f->src[0]->shape[i] == 1 && f->shape[i] > 1 && !contains(reduced, static_cast<int64_t>(i)))
+      return true;
   return false;
 }
 
@@ -72,7 +76,8 @@ bool broadcast_along_outputs(const Node* f, const std::vector<int64_t>& reduced)
 bool is_product_of_broadcasts(const Node* x, const std::vector<int64_t>& reduced) {
   x = under_casts(x);
   if (x->op == Op::ADD)
-    return is_product_of_broadcasts(x->src[0].get(), reduced) && is_product_of_broadcasts(x->src[1].get(), reduced);
+    return is_product_of_broadcasts(x->src[0].get(), reduced) &&
+           is_product_of_broadcasts(x->src[1].get(), reduced);
   return x->op == Op::MUL && broadcast_along_outputs(x->src[0].get(), reduced) &&
          broadcast_along_outputs(x->src[1].get(), reduced);
 }
@@ -89,8 +94,10 @@ int64_t split_k_chunk(int64_t n, int64_t inner, int64_t outputs) {
     if (n % c != 0 || (n / c) * outputs > kSplitKMaxPartials) continue;
     for (int aligned = 0; aligned < 2; aligned++) {
       if (aligned && c * inner % 32 != 0) continue;
-      if (c * inner <= kSplitKChunk) fits[aligned] = c;
-      else if (!smallest[aligned]) smallest[aligned] = c;
+      if (c * inner <= kSplitKChunk)
+        fits[aligned] = c;
+      else if (!smallest[aligned])
+        smallest[aligned] = c;
     }
   }
   for (int64_t c : {fits[1], fits[0], smallest[1], smallest[0]})
@@ -102,13 +109,15 @@ NodeRef split_k(const Node& r) {
   const auto& arg = r.get_arg<ReduceArg>();
   const NodeRef& x = r.src[0];
   int64_t outputs = r.numel(), k = x->numel() / outputs;
-  if (arg.op != Op::ADD || outputs < kSplitBelowOutputs || k < kSplitKFrom || !is_product_of_broadcasts(x.get(), arg.axes))
+  if (arg.op != Op::ADD || outputs < kSplitBelowOutputs || k < kSplitKFrom ||
+      !is_product_of_broadcasts(x.get(), arg.axes))
     return {};
   int64_t a = *std::max_element(arg.axes.begin(), arg.axes.end(),
                                 [&](int64_t i, int64_t j) { return x->shape[i] < x->shape[j]; });
   int64_t n = x->shape[a], c = split_k_chunk(n, k / n, outputs);
   if (!c) return {};
-  NodeRef partial = make(Op::REDUCE_AXIS, r.dtype, {split_axis(x, a, n / c)}, ReduceArg{Op::ADD, chunk_axes(arg, a)});
+  NodeRef partial =
+      make(Op::REDUCE_AXIS, r.dtype, {split_axis(x, a, n / c)}, ReduceArg{Op::ADD, chunk_axes(arg, a)});
   Shape front{a};  // the partials' axis first: (P, outputs...)
   for (int64_t i = 0; i < static_cast<int64_t>(partial->shape.size()); i++)
     if (i != a) front.push_back(i);

@@ -196,7 +196,8 @@ int vector_ops(const NodeRef& root, Op op) {
   Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {root}));
   const ScheduleItem& item = s.items.back();
   int n = 0;
-  for (const NodeRef& x : lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16).ops) n += x->op == op && x->dtype.count == 16;
+  for (const NodeRef& x : lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16).ops)
+    n += x->op == op && x->dtype.count == 16;
   return n;
 }
 
@@ -209,7 +210,9 @@ TEST(Vectorize, ALabelComparedWithTheColumnIndexBecomesALaneMask) {
     std::vector<int32_t> host{3, 0, 17, 255, 16, 31, -100, 128};
     NodeRef labels = new_buffer(device_node(dev), dtypes::int32, 8);
     buffer_copy_in(*labels, host.data(), host.size() * 4);
-    auto wide = [](const NodeRef& x, const Shape& s) { return make(Op::EXPAND, x->dtype, {make(Op::RESHAPE, x->dtype, {x}, s)}, Shape{8, 256}); };
+    auto wide = [](const NodeRef& x, const Shape& s) {
+      return make(Op::EXPAND, x->dtype, {make(Op::RESHAPE, x->dtype, {x}, s)}, Shape{8, 256});
+    };
     NodeRef column = make(Op::IOTA, dtypes::int32, {device_node(dev)}, int64_t{256});
     NodeRef hit = make(Op::CMPEQ, dtypes::boolean, {wide(labels, {8, 1}), wide(column, {1, 256})});
     NodeRef zero = wide(make(Op::CONST, dtypes::float32, {device_node(dev)}, 0.0), {1, 1});
@@ -227,7 +230,7 @@ TEST(Vectorize, ALabelComparedWithTheColumnIndexBecomesALaneMask) {
   }
   std::vector<float> picked = run(pick("CPU", true));
   EXPECT_EQ(picked[0], 0.5f * static_cast<float>((3 * 7) % 11 - 5));  // row 0, column 3
-  EXPECT_EQ(picked[6], 0.0f);                                          // label -100: no column
+  EXPECT_EQ(picked[6], 0.0f);                                         // label -100: no column
   EXPECT_GT(vector_ops(lesser("INTERP"), Op::CMPLT), 0);
   EXPECT_EQ(run(lesser("CPU")), run(lesser("INTERP")));
 }
@@ -359,28 +362,35 @@ TEST(SplitReduce, ALongMatmulSumsChunksOfKIntoPartialsLaidOutChunkFirst) {
 TEST(SplitReduce, ALongRowReductionIsNotSplitForKOnlyWhenEachOperandIsReused) {
   // sum over k of x(n, k) * w(n) broadcast along k: nothing is reused across outputs, one pass
   auto scaled = [](const std::string& dev) {
-    NodeRef w = make(Op::EXPAND, dtypes::float32, {make(Op::RESHAPE, dtypes::float32, {input(dev, {64}, 1)}, Shape{64, 1})},
-                     Shape{64, 32768});
-    return make(Op::REDUCE_AXIS, dtypes::float32, {input(dev, {64, 32768}, 0.5f) * w}, ReduceArg{Op::ADD, {1}});
+    NodeRef w =
+        make(Op::EXPAND, dtypes::float32,
+             {make(Op::RESHAPE, dtypes::float32, {input(dev, {64}, 1)}, Shape{64, 1})}, Shape{64, 32768});
+    return make(Op::REDUCE_AXIS, dtypes::float32, {input(dev, {64, 32768}, 0.5f) * w},
+                ReduceArg{Op::ADD, {1}});
   };
   EXPECT_EQ(create_schedule(make(Op::SINK, dtypes::void_, {scaled("INTERP")})).items.size(), 1u);
   expect_close(run(scaled("CPU")), run(scaled("INTERP")));
   // a matmul whose K is below 2^14 stays one kernel
-  EXPECT_EQ(create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NT, 16, 8192, 32)})).items.size(), 1u);
+  EXPECT_EQ(create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NT, 16, 8192, 32)}))
+                .items.size(),
+            1u);
 }
 
 TEST(SplitReduce, ThePartialsOfASplitKStayWithinTheirBound) {
   // buffers of these sizes are never allocated: only scheduled
   auto buf = [](const Shape& shape) {
-    return make(Op::RESHAPE, dtypes::float32, {new_buffer(device_node("INTERP"), dtypes::float32, shape[0] * shape[1])}, shape);
+    return make(Op::RESHAPE, dtypes::float32,
+                {new_buffer(device_node("INTERP"), dtypes::float32, shape[0] * shape[1])}, shape);
   };
   // (1024, 1024) outputs over 128256: chunks of at most 2048 would make 2^20 x 63+ partials; the
   // smallest chunk within 2^25 partials is 4008 (32 partials), the smallest multiple of 32 5344 (24)
-  Schedule wide = create_schedule(make(Op::SINK, dtypes::void_, {matmul_nt(buf({1024, 128256}), buf({1024, 128256}))}));
+  Schedule wide =
+      create_schedule(make(Op::SINK, dtypes::void_, {matmul_nt(buf({1024, 128256}), buf({1024, 128256}))}));
   ASSERT_EQ(wide.items.size(), 2u);
   EXPECT_EQ(output_size(wide, 0), int64_t{24} << 20);
   // (8192, 4096) outputs (the 8B model's head gradient at sequence 8192): not split at all
-  Schedule huge = create_schedule(make(Op::SINK, dtypes::void_, {matmul_nt(buf({8192, 128256}), buf({4096, 128256}))}));
+  Schedule huge =
+      create_schedule(make(Op::SINK, dtypes::void_, {matmul_nt(buf({8192, 128256}), buf({4096, 128256}))}));
   EXPECT_EQ(huge.items.size(), 1u);
 }
 

@@ -112,7 +112,8 @@ TEST(Fusion, AWidenedHalfValueIsStoredInHalfPrecision) {
 TEST(Fusion, AHalfMatmulsResultReadByTwoKernelsIsStoredInHalfPrecision) {
   // r = bf16(a @ b) read as float32 by two kernels: the matmul's kernel stores the bf16 value (not
   // its float32 sum of products, twice the bytes), each reader widens it. Small integers: exact.
-  HostArray a = random_fill({32, 64}, Fill::SmallInt, dtypes::float32, 18), b = random_fill({64, 48}, Fill::SmallInt, dtypes::float32, 19);
+  HostArray a = random_fill({32, 64}, Fill::SmallInt, dtypes::float32, 18),
+            b = random_fill({64, 48}, Fill::SmallInt, dtypes::float32, 19);
   auto half = [](const HostArray& h) { return realized(h).cast(dtypes::bfloat16).realize(); };
   Tensor r = half(a).matmul(half(b)).cast(dtypes::float32);
   Tensor rows = r.sum(1), twice = r * 2;
@@ -229,7 +230,8 @@ TEST(Fusion, CrossEntropysGradientIsOneElementwiseKernelOverTheLogits) {
   Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {loss.node(), dh.node()}));
   int wide_with_reduce = 0, wide_elementwise = 0;
   for (const ScheduleItem& it : s.items) {
-    if (it.kind != ScheduleItem::Kind::Kernel || it.buffers[0]->get_arg<BufferArg>().size != 64 * 256) continue;
+    if (it.kind != ScheduleItem::Kind::Kernel || it.buffers[0]->get_arg<BufferArg>().size != 64 * 256)
+      continue;
     auto ops = toposort(it.ast);
     bool reduces = std::any_of(ops.begin(), ops.end(), [](const Node* n) { return n->op == Op::REDUCE; });
     (reduces ? wide_with_reduce : wide_elementwise)++;
