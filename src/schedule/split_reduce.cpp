@@ -13,14 +13,15 @@ bool contains(const std::vector<int64_t>& v, int64_t x) {
   return std::find(v.begin(), v.end(), x) != v.end();
 }
 
-// x: (..., n, ...) -> (..., p, n/p, ...) at axis a; the reduced axes other than a, renumbered, plus
-// the chunk axis a + 1 (p stays as the partials' axis).
+// x: (..., n, ...) -> (..., p, n/p, ...) at axis a.
 NodeRef split_axis(const NodeRef& x, int64_t a, int64_t p) {
   Shape split = x->shape;
   split[a] = p;
   split.insert(split.begin() + a + 1, x->shape[a] / p);
   return make(Op::RESHAPE, x->dtype, {x}, split);
 }
+// The axes the first stage reduces after split_axis at a: the chunk axis a + 1 and the other reduced
+// axes, renumbered (p, at a, stays as the partials' axis).
 std::vector<int64_t> chunk_axes(const ReduceArg& arg, int64_t a) {
   std::vector<int64_t> axes{a + 1};
   for (int64_t b : arg.axes)
@@ -89,9 +90,15 @@ bool is_product_of_broadcasts(const Node* x, const std::vector<int64_t>& reduced
 // chunk that is a multiple of 32 elements first (two vectors of CPU lanes; a k tile of tensor-core
 // block matmuls), then one of any size.
 int64_t split_k_chunk(int64_t n, int64_t inner, int64_t outputs) {
+  std::vector<int64_t> divisors;  // of n, ascending, below n
+  for (int64_t d = 1; d * d <= n; d++)
+    if (n % d == 0) divisors.insert(divisors.end(), {d, n / d});
+  std::sort(divisors.begin(), divisors.end());
+  divisors.erase(std::unique(divisors.begin(), divisors.end()), divisors.end());
+  divisors.pop_back();
   int64_t fits[2] = {0, 0}, smallest[2] = {0, 0};  // [0]: any chunk, [1]: a multiple of 32
-  for (int64_t c = 1; c <= n / 2; c++) {
-    if (n % c != 0 || (n / c) * outputs > kSplitKMaxPartials) continue;
+  for (int64_t c : divisors) {
+    if ((n / c) * outputs > kSplitKMaxPartials) continue;
     for (int aligned = 0; aligned < 2; aligned++) {
       if (aligned && c * inner % 32 != 0) continue;
       if (c * inner <= kSplitKChunk)
