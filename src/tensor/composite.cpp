@@ -37,11 +37,12 @@ Tensor Tensor::cross_entropy(const Tensor& labels, const std::string& reduction,
   LG_USER_CHECK(is_int(labels.dtype()), "cross_entropy: labels must be integers, got ", name(labels.dtype()));
   LG_USER_CHECK(reduction == "mean" || reduction == "sum" || reduction == "none",
                 "cross_entropy: reduction must be \"mean\", \"sum\" or \"none\", got \"", reduction, "\"");
-  // loss = log(sum(exp(shifted))) - shifted[label], with shifted = x - max(x) per row: the same value
-  // as -log_softmax(x)[label], bit for bit, but the label's term is picked from shifted rather than
-  // from the log-probabilities. So the gradient is elementwise, exp(shifted) * g / sum - (hit ? g : 0),
-  // one pass over the logits with no reduction over the row (the log-softmax's gradient sums the
-  // row's one-hot gradient back up), and no log-probabilities of the vocabulary's size are formed.
+  // loss = log(sum(exp(shifted))) - shifted[label], with shifted = x - max(x) per row: the value of
+  // -log_softmax(x)[label] (the same subtraction with its sign flipped, which rounds alike), but the
+  // label's term is picked from shifted rather than from the log-probabilities. So the gradient is
+  // elementwise, exp(shifted) * g / sum - (hit ? g : 0): one pass over the logits with no reduction
+  // over the row (the log-softmax's gradient sums the row's one-hot gradient back up), and no
+  // log-probabilities of the vocabulary's size are formed.
   Tensor x = is_float(dtype()) ? *this : cast(dtypes::default_float);
   Tensor shifted = x.sub(row_max(x, -1));
   Tensor log_sum = shifted.exp().sum(-1).log();
