@@ -159,8 +159,7 @@ Tensor Llama::attention(const LlamaBlock& b, const Tensor& x, const Tensor& cos,
   if (lg::config().flash_attention) {  // one fused op: nothing of size S x S is stored
     Tensor out = q.reshape({B, H, S, hd}).flash_attention(k.reshape({B, KV, S, hd}), v.reshape({B, KV, S, hd}), true);
     Tensor merged = out.permute({0, 2, 1, 3}).reshape({B, S, H * hd});
-    if (is_gpu_device(x.device())) merged = merged.contiguous();  // as below
-    return b.wo(merged);
+    return b.wo(merged.contiguous());  // as below
   }
   double scale = 1.0 / std::sqrt(static_cast<double>(hd));
   Tensor scores = q.matmul(k.transpose(-2, -1)).cast(dtypes::float32) * scale;  // (B, KV, rep, S, S)
@@ -172,11 +171,11 @@ Tensor Llama::attention(const LlamaBlock& b, const Tensor& x, const Tensor& cos,
   // one output axis that both operands move along, which no tensor-core matmul maps
   Tensor out = probs.matmul(v).contiguous();  // (B, KV, rep, S, hd)
   Tensor merged = out.permute({0, 3, 1, 2, 4}).reshape({B, S, H * hd});
-  // On GPUs the heads are merged by a copy: read through the permute, the output projection's
-  // operand (and its weight gradient's) is not linear along the merged axis, and block-tiled
-  // tensor-core matmuls (codegen/block_mma.h) copy tiles of linear operands only.
-  if (is_gpu_device(x.device())) merged = merged.contiguous();
-  return b.wo(merged);
+  // The heads are merged by a copy: read through the permute, the output projection's operand (and
+  // its weight gradient's) is not linear along the merged axis (indices divided and taken modulo
+  // per element, no vector lanes or register tiles on CPUs), and block-tiled tensor-core matmuls
+  // (codegen/block_mma.h) copy tiles of linear operands only.
+  return b.wo(merged.contiguous());
 }
 
 Tensor Llama::hidden(const Tensor& tokens) const {

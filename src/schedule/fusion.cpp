@@ -129,9 +129,9 @@ const Node* through_views(const Node* n) {
   return n;
 }
 
-// A sum of 16-bit products: REDUCE_AXIS(ADD) of a MUL (or an ADD of MULs) whose two sources are
-// widening casts (through views): a matmul in bf16 or fp16, what tensor cores compute.
-bool is_half_product_sum(const Node* n) {
+// Whether n is an ADD reduction of a MUL (or of an ADD of MULs) for which factors_ok(mul) holds.
+template <class F>
+bool sums_products(const Node* n, F factors_ok) {
   if (n->op != Op::REDUCE_AXIS || n->get_arg<ReduceArg>().op != Op::ADD) return false;
   std::vector<const Node*> todo{n->src[0].get()};
   while (!todo.empty()) {
@@ -140,12 +140,20 @@ bool is_half_product_sum(const Node* n) {
     if (x->op == Op::ADD) {
       todo.push_back(x->src[0].get());
       todo.push_back(x->src[1].get());
-    } else if (x->op == Op::MUL && x->src[0] != x->src[1] && is_widening_cast(through_views(x->src[0].get())) &&
-               is_widening_cast(through_views(x->src[1].get()))) {
+    } else if (x->op == Op::MUL && x->src[0] != x->src[1] && factors_ok(x)) {
       return true;
     }
   }
   return false;
+}
+
+// A sum of 16-bit products: REDUCE_AXIS(ADD) of a MUL (or an ADD of MULs) whose two sources are
+// widening casts (through views): a matmul in bf16 or fp16, what tensor cores compute.
+bool is_half_product_sum(const Node* n) {
+  return sums_products(n, [](const Node* mul) {
+    return is_widening_cast(through_views(mul->src[0].get())) &&
+           is_widening_cast(through_views(mul->src[1].get()));
+  });
 }
 
 // A 16-bit cast of a 16-bit product sum (through views): the value a bf16 / fp16 matmul stores.
@@ -180,12 +188,87 @@ bool is_half_matmul_operand(const UserMap& um, int i) {
   return false;
 }
 
-// Whether n is computed here (an ALU op), possibly re-laid-out by RESHAPEs and PERMUTEs (no
-// broadcast, padding or slice): not a view of a buffer.
-bool is_computed_value(const Node* n) {
-  while (n->op == Op::RESHAPE || n->op == Op::PERMUTE) n = n->src[0].get();
-  return is_alu(n->op);
+// Whether `mul` (a MUL) is summed by an ADD reduction, directly or as a term of an ADD of products.
+bool summed_by_reduce(const UserMap& um, int mul) {
+  auto is_sum = [&](int r) {
+    const Node* n = um.order[r];
+    return n->op == Op::REDUCE_AXIS && n->get_arg<ReduceArg>().op == Op::ADD;
+  };
+  for (int r : um.users[mul])
+    if (is_sum(r) ||
+        (um.order[r]->op == Op::ADD && std::any_of(um.users[r].begin(), um.users[r].end(), is_sum)))
+      return true;
+  return false;
 }
+
+// Whether node i (a float32 value) is a factor of a float32 product sum: its value reaches, through
+// movement ops, a float32 MUL of two distinct sources summed by an ADD reduction. With the caller's
+// broadcast check (an EXPAND on the way), that is an operand of a float32 matmul.
+bool is_f32_matmul_operand(const UserMap& um, int i) {
+  std::vector<int> todo{i};
+  while (!todo.empty()) {
+    int j = todo.back();
+    todo.pop_back();
+    for (int u : um.users[j]) {
+      const Node* n = um.order[u];
+      if (is_movement(n->op)) todo.push_back(u);
+      if (n->op == Op::MUL && n->dtype == dtypes::float32 && n->src[0] != n->src[1] &&
+          summed_by_reduce(um, u))
+        return true;
+    }
+  }
+  return false;
+}
+
+// A sum of float32 products whose factors are not both widened 16-bit values: a float32 matmul.
+bool is_f32_product_sum(const Node* n) {
+  return sums_products(n, [](const Node* mul) { return mul->dtype == dtypes::float32; }) &&
+         !is_half_product_sum(n);
+}
+
+// Whether a RESHAPE from `from` to `to` merges axes: some axis of `to` spans more than one axis of
+// `from` (size-1 axes aside). Splitting axes and adding or dropping size-1 axes do not merge.
+bool merges_axes(const Shape& from, const Shape& to) {
+  size_t j = 0;
+  auto next = [](const Shape& s, size_t& i) {
+    while (i < s.size() && s[i] == 1) i++;
+    return i < s.size() ? s[i++] : int64_t{1};
+  };
+  for (size_t i = 0; i < from.size();) {
+    int64_t left = next(from, i);
+    while (left > 1) {
+      int64_t d = next(to, j);
+      if (d == 1 || left % d != 0) return true;
+      left /= d;
+    }
+  }
+  return false;
+}
+
+// The last PERMUTE of the chain of RESHAPEs and PERMUTEs that node i's one user starts (each node of
+// the chain the one user of the node before, none realized yet), or -1 if the chain has none. The
+// PERMUTE must come before any RESHAPE that merges axes: a kernel realizing it loops over its axes,
+// and a merged one would index node i's sources by division and remainder.
+int last_permute_of_chain(const UserMap& um, const std::vector<bool>& realize, int i) {
+  int last = -1;
+  for (int j = i; um.users[j].size() == 1;) {
+    int u = um.users[j][0];
+    const Node* n = um.order[u];
+    if ((n->op != Op::RESHAPE && n->op != Op::PERMUTE) || realize[u]) break;
+    if (n->op == Op::RESHAPE && merges_axes(n->src[0]->shape, n->shape)) break;
+    if (n->op == Op::PERMUTE) last = u;
+    j = u;
+  }
+  return last;
+}
+
+// n under its RESHAPEs and PERMUTEs (no broadcast, padding or slice). is_computed_value: that is an
+// ALU op, computed here, not a view of a buffer.
+const Node* through_layout(const Node* n) {
+  while (n->op == Op::RESHAPE || n->op == Op::PERMUTE) n = n->src[0].get();
+  return n;
+}
+bool is_computed_value(const Node* n) { return is_alu(through_layout(n)->op); }
 
 // Whether node i's value reaches realize point t through movement ops only (each node on the way,
 // t included, one of them; every node before t with one user), one of them a PERMUTE: t stores i's
@@ -307,8 +390,14 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
     // matmul's loads: realize it as the matmul reads it (after its reshapes and permutes), so the
     // matmul reads a buffer laid out along its axes (tensor cores' block tiles copy operands
     // straight from memory, codegen/block_mma.h).
-    if (!realize[k] && crosses[k] && (node->dtype == dtypes::bfloat16 || node->dtype == dtypes::float16) &&
-        is_computed_value(node) && is_half_matmul_operand(um, static_cast<int>(k)))
+    // The same holds for a computed float32 operand of a float32 matmul (the rotated queries and
+    // keys of attention: rotation, slices and concatenation recomputed per key and per query,
+    // inside the score kernel's reduction over the head dim, kept it off vector lanes).
+    if (!realize[k] && crosses[k] && is_computed_value(node) &&
+        (((node->dtype == dtypes::bfloat16 || node->dtype == dtypes::float16) &&
+          is_half_matmul_operand(um, static_cast<int>(k))) ||
+         (node->dtype == dtypes::float32 && !is_widening_cast(through_layout(node)) &&
+          is_f32_matmul_operand(um, static_cast<int>(k)))))
       realize[k] = true;
     // A widening cast is realized as its 16-bit source: half the bytes stored and read, and a
     // matmul reading it sees a 16-bit operand widened on load (tensor cores, codegen/tensor_core.h).
@@ -316,6 +405,18 @@ std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
       realize[k] = false;
       const Node* src = node->src[0].get();
       if (!is_buffer_view(src)) narrow[um.index_of(src)] = true;
+    }
+    // A float32 matmul stored for several readers that all read it through the same transposes
+    // (a value gradient: computed in the layout of b^T, read back through the transpose and the
+    // heads' permute) is stored as they read it, so that their loads are linear.
+    if (realize[k] && node->dtype == dtypes::float32 && is_f32_product_sum(node)) {
+      if (int p = last_permute_of_chain(um, realize, static_cast<int>(k)); p >= 0) {
+        realize[k] = false;
+        realize[p] = true;
+        target[k] = p;
+        paths[k] = 1;  // its one path, to p (set for its sources below)
+        crosses[k] = false;
+      }
     }
     if (realize[k]) {
       paths[k] = 1;

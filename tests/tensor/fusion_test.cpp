@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "codegen/heuristic.h"
 #include "codegen/heuristic_gpu.h"
 #include "ir/graph.h"
 #include "schedule/schedule.h"
@@ -210,6 +211,76 @@ TEST(Fusion, AGroupedAttentionsValueGradientIsATensorCoreMatmul) {
         want.data[t * KV * hd + kv * hd + d] = sum;
       }
   expect_values(g.cast(dtypes::float32), want, 1e-2);
+}
+
+// Rotated queries and keys in float32 (attention's rotary embedding: a half-swap by slices and a
+// concatenation, times tables): each is realized before the score matmul, which then reads two
+// buffers with vector loads; fused, the rotation would be recomputed per key (for q) and per query
+// (for k) inside the reduction over the head dim, its slices indexed by comparisons.
+TEST(Fusion, AComputedFloat32OperandOfAMatmulIsRealizedAsTheMatmulReadsIt) {
+  const int64_t S = 32, hd = 32;
+  HostArray qh = input({S, hd}, 41), kh = input({S, hd}, 42), ch = input({S, hd}, 43),
+            sh = input({S, hd}, 44);
+  Tensor c = realized(ch), sn = realized(sh);
+  auto rotate = [&](const Tensor& x) {
+    Tensor swapped = Tensor::cat({x.slice(-1, hd / 2, hd).neg(), x.slice(-1, 0, hd / 2)}, -1);
+    return x * c + swapped * sn;
+  };
+  Tensor scores = rotate(realized(qh)).matmul(rotate(realized(kh)).transpose(0, 1));
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {scores.node()}));
+  ASSERT_EQ(kernel_count(scores), 3) << describe(s);
+  const ScheduleItem& mm = s.items.back();
+  EXPECT_EQ(mm.buffers.size(), 3u) << describe(s);  // the scores, the rotated q and k
+  std::vector<Opt> opts = cpu_heuristic_opts(mm.ast);
+  ASSERT_FALSE(opts.empty());
+  EXPECT_EQ(opts[0].kind, OptKind::UPCAST);
+  EXPECT_EQ(opts[0].amount, 16) << to_string(opts);  // a vector of 16 lanes
+  auto rotated = [&](const HostArray& x) {
+    HostArray r = x;
+    for (int64_t i = 0; i < S; i++)
+      for (int64_t d = 0; d < hd; d++) {
+        double swapped = d < hd / 2 ? -x.data[i * hd + d + hd / 2] : x.data[i * hd + d - hd / 2];
+        r.data[i * hd + d] = x.data[i * hd + d] * ch.data[i * hd + d] + swapped * sh.data[i * hd + d];
+      }
+    return r;
+  };
+  expect_values(scores, matmul(rotated(qh), transpose(rotated(kh))), 1e-5);
+}
+
+// The float32 twin of the value gradient above, read by two kernels: the matmul computes it in
+// the layout of v^T (kv, d, key) and its readers see it through the transpose and the heads'
+// permute, as (1, S, KV * hd). It is stored as (1, key, kv, 1, d), the layout just before the
+// merging reshape, so the readers load it linearly (stored in the matmul's own layout, they would
+// read it with a stride of S along kv * hd, no vector lanes).
+TEST(Fusion, AFloat32MatmulReadThroughAPermuteIsStoredAsItsReadersReadIt) {
+  const int64_t S = 32, KV = 2, rep = 2, hd = 16;
+  HostArray vh = input({1, S, KV * hd}, 51), ph = input({1, KV, rep, S, S}, 52),
+            wh = input({1, KV, rep, S, hd}, 53);
+  Tensor v_src = realized(vh).requires_grad(true);
+  Tensor v = v_src.reshape({1, S, KV, 1, hd}).permute({0, 2, 3, 1, 4});
+  Tensor loss = (realized(ph).matmul(v) * realized(wh)).sum();
+  Tensor g = Tensor::gradients(loss, {v_src})[0];
+  Tensor twice = g * 2.0, plus_one = g + 1.0;
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {twice.node(), plus_one.node()}));
+  std::vector<std::string> reduce_kernels;
+  for (const ScheduleItem& it : s.items)
+    if (it.kind == ScheduleItem::Kind::Kernel && it.name.rfind("r_", 0) == 0)
+      reduce_kernels.push_back(it.name);
+  ASSERT_EQ(reduce_kernels.size(), 1u) << describe(s);
+  EXPECT_EQ(reduce_kernels[0], "r_1_32_2_1_16__2_32")
+      << describe(s);  // output (1, key, kv, 1, d); sums (rep, query)
+  HostArray want{{1, S, KV * hd}, std::vector<double>(S * KV * hd, 0.0)};
+  for (int64_t kv = 0; kv < KV; kv++)
+    for (int64_t t = 0; t < S; t++)
+      for (int64_t d = 0; d < hd; d++) {
+        double sum = 0;
+        for (int64_t r = 0; r < rep; r++)
+          for (int64_t q = 0; q < S; q++)
+            sum += ph.data[(((kv * rep + r) * S + q) * S) + t] * wh.data[(((kv * rep + r) * S + q) * hd) + d];
+        want.data[t * KV * hd + kv * hd + d] = sum;
+      }
+  expect_values(twice, map(want, [](double x) { return 2 * x; }), 1e-5);
+  expect_values(plus_one, map(want, [](double x) { return x + 1; }), 1e-5);
 }
 
 // Cross-entropy over a matmul's logits, with its gradient: the loss reads the logits in row kernels
