@@ -292,6 +292,21 @@ std::string CWriter::cast_expr(const Node& n) {
 std::string CWriter::alu_expr(const Node& n) {
   DType t = n.dtype, in = n.src[0]->dtype;
   auto s = [&](int i) -> const std::string& { return ref(n.src[i]); };
+  // bfloat16 lanes are float32 values: the float32 op, rounded per lane where the scalar op rounds
+  // (scalar_expr.cpp `rounded`); NEG, MAX and WHERE are exact and render as for float32 below.
+  if (t.count > 1 && t.scalar == Scalar::BFloat16) {
+    std::string e;
+    switch (n.op) {
+      case Op::ADD: e = str(s(0), " + ", s(1)); break;
+      case Op::MUL: e = str(s(0), " * ", s(1)); break;
+      case Op::EXP2: e = str("lg_exp2_f32x16(", s(0), ")"); break;
+      case Op::SQRT: e = str("lg_sqrt_f32x16(", s(0), ")"); break;
+      case Op::RECIPROCAL: e = str("(1.0f / ", s(0), ")"); break;
+      case Op::MULACC: e = str("lg_fma_f32x16(", s(0), ", ", s(1), ", ", s(2), ")"); break;
+      default: break;
+    }
+    if (!e.empty()) return str("lg_round_bf16x16(", e, ")");
+  }
   switch (n.op) {
     case Op::CAST: return cast_expr(n);
     case Op::VECTORIZE: {

@@ -14,7 +14,8 @@ namespace {
 
 struct NotVectorizable {};
 
-// Element types of vector loads, stores and casts; arithmetic is float32 only.
+// Element types of vector values: float32, and bfloat16 held in float32 lanes (as scalars are),
+// each arithmetic result rounded per lane to bfloat16 by the renderer, as the scalar op is.
 bool is_vector_scalar(DType t) { return t == dtypes::float32 || t == dtypes::bfloat16; }
 
 class Vectorizer {
@@ -92,7 +93,7 @@ class Vectorizer {
   NodeRef convert_compare(const NodeRef& n) {
     DType in = n->src[0]->dtype;
     std::vector<NodeRef> src;
-    for (const NodeRef& s : n->src) src.push_back(in == dtypes::float32 ? vector(s) : int_lanes(s));
+    for (const NodeRef& s : n->src) src.push_back(is_vector_scalar(in) ? vector(s) : int_lanes(s));
     return make(n->op, dtypes::boolean.vec(lanes_), std::move(src));
   }
 
@@ -120,16 +121,16 @@ class Vectorizer {
         return make(Op::CAST, vec(n->dtype), {vector(n->src[0])});
       case Op::REDUCE: return convert_reduce(n);
       case Op::WHERE: {  // a condition shared by every lane picks whole vectors; a mask, lanes
-        if (n->dtype != dtypes::float32) throw NotVectorizable{};
+        if (!is_vector_scalar(n->dtype)) throw NotVectorizable{};
         return make(Op::WHERE, vec(n->dtype), {(*this)(n->src[0]), vector(n->src[1]), vector(n->src[2])});
       }
       case Op::EXP2: {  // the prelude's lg_exp2_f32x16
-        if (n->dtype != dtypes::float32) throw NotVectorizable{};
+        if (!is_vector_scalar(n->dtype)) throw NotVectorizable{};
         return make(Op::EXP2, vec(n->dtype), {vector(n->src[0])});
       }
       case Op::ADD: case Op::MUL: case Op::NEG: case Op::MULACC: case Op::MAX:
       case Op::SQRT: case Op::RECIPROCAL: {
-        if (n->dtype != dtypes::float32) throw NotVectorizable{};
+        if (!is_vector_scalar(n->dtype)) throw NotVectorizable{};
         std::vector<NodeRef> src;
         bool any_vector = false;
         for (const NodeRef& s : n->src) {

@@ -10,10 +10,13 @@
 // kernel's max and sum loops each get their own lanes, and so does its store):
 //   - float32 and bfloat16 loads and stores whose index moves by 1 along it (contiguous; ungated),
 //     or not at all (the scalar is broadcast to every lane with VECTORIZE), and CASTs between them;
-//   - float32 ADD, MUL, NEG, MAX, MULACC, SQRT, RECIPROCAL and EXP2 of such values (SQRT and
-//     RECIPROCAL correctly rounded per lane, as the scalar copies are), and WHERE with a condition that
-//     does not depend on the lane (a scalar condition selects whole vectors) or with a mask of lanes;
-//   - CMPLT, CMPNE and CMPEQ of float32 lanes, or of int32 lanes whose lane-dependent operand is an
+//   - float32 and bfloat16 ADD, MUL, NEG, MAX, MULACC, SQRT, RECIPROCAL and EXP2 of such values
+//     (SQRT and RECIPROCAL correctly rounded per lane, as the scalar copies are; bfloat16 lanes are
+//     float32 values, each result rounded to bfloat16 per lane where the scalar op rounds), and
+//     WHERE with a condition that does not depend on the lane (a scalar condition selects whole
+//     vectors) or with a mask of lanes;
+//   - CMPLT, CMPNE and CMPEQ of float32 or bfloat16 lanes, or of int32 lanes whose lane-dependent operand is
+//   an
 //     arange's index CAST(int32, i) (i moving by 1 per lane, every value within int32: i at lane 0
 //     broadcast plus the lane numbers): bool lanes, a mask (a label against the column index in
 //     cross-entropy's one-hot pick);

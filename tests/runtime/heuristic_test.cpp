@@ -316,6 +316,52 @@ TEST(Vectorize, SquareRootsAndReciprocalsBecomeVectorCodeWithTheInterpretersBits
   }
 }
 
+// A bfloat16 elementwise chain (SwiGLU's silu times a gate, as a bf16 step computes it: every op
+// rounded to bfloat16): vector lanes held in float32, each result rounded per lane where the scalar
+// op rounds, so the bits equal the interpreter's, zeros, infinities, NaN and denormals included.
+TEST(Vectorize, Bfloat16ArithmeticBecomesVectorCodeWithTheInterpretersBits) {
+  auto x = [](const std::string& dev, float scale) {
+    std::vector<float> host(1024);
+    for (size_t i = 0; i < host.size(); i++) host[i] = scale * (0.37f * static_cast<float>(i) - 170.0f);
+    host[5] = 0.0f, host[6] = -0.0f, host[7] = INFINITY, host[8] = -INFINITY, host[9] = 1e-40f,
+    host[10] = std::nanf("");
+    NodeRef b = new_buffer(device_node(dev), dtypes::float32, 1024);
+    buffer_copy_in(*b, host.data(), host.size() * 4);
+    return make(Op::CAST, dtypes::bfloat16, {b});
+  };
+  auto f = [&](const std::string& dev) {
+    NodeRef a = x(dev, 0.05f), gate = x(dev, -0.013f);
+    auto splat = [&](double v) {
+      NodeRef c = make(Op::CONST, dtypes::bfloat16, {device_node(dev)}, v);
+      return make(Op::EXPAND, dtypes::bfloat16, {make(Op::RESHAPE, dtypes::bfloat16, {c}, Shape{1})},
+                  Shape{1024});
+    };
+    NodeRef e = make(Op::EXP2, dtypes::bfloat16, {make(Op::NEG, dtypes::bfloat16, {a}) * splat(1.4453125)});
+    NodeRef silu = a * make(Op::RECIPROCAL, dtypes::bfloat16, {e + splat(1.0)});
+    NodeRef root = make(Op::SQRT, dtypes::bfloat16, {make(Op::MAX, dtypes::bfloat16, {gate, splat(0.0)})});
+    return make(Op::CAST, dtypes::float32, {silu * gate + root});
+  };
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {f("INTERP")}));
+  const ScheduleItem& item = only_item(s);
+  int vector_bf16 = 0, scalar_bf16 = 0;
+  for (const NodeRef& n : lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16).ops) {
+    if (!is_alu(n->op) || n->dtype.scalar != Scalar::BFloat16) continue;
+    (n->dtype.count == 16 ? vector_bf16 : scalar_bf16)++;
+  }
+  EXPECT_GT(vector_bf16, 0);
+  EXPECT_EQ(scalar_bf16, 0);
+  std::vector<float> got = run(f("CPU")), want = run(f("INTERP"));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) {
+    uint32_t g, w;
+    std::memcpy(&g, &got[i], 4), std::memcpy(&w, &want[i], 4);
+    if (std::isnan(want[i]))
+      EXPECT_TRUE(std::isnan(got[i])) << i;
+    else
+      EXPECT_EQ(g, w) << i << ": " << got[i] << " vs " << want[i];
+  }
+}
+
 TEST(SplitReduce, AFullSumOfManyElementsIsTwoKernelsWithTheSameValue) {
   auto sum = [](const std::string& dev) {
     return make(Op::REDUCE_AXIS, dtypes::float32, {input(dev, {256, 512}, 0.5f)}, ReduceArg{Op::ADD, {0, 1}});
