@@ -162,62 +162,45 @@ bool is_half_matmul_result(const Node* n) {
          is_half_product_sum(through_views(n->src[0].get()));
 }
 
-// Whether node i (a 16-bit value) is an operand of a 16-bit matmul: a user of it is a widening CAST
-// whose value reaches, through movement ops, a MUL summed by a 16-bit product sum
-// (is_half_product_sum).
-bool is_half_matmul_operand(const UserMap& um, int i) {
-  for (int c : um.users[i]) {
-    if (!is_widening_cast(um.order[c])) continue;
-    std::vector<int> todo{c};
-    while (!todo.empty()) {
-      int j = todo.back();
-      todo.pop_back();
-      for (int u : um.users[j]) {
-        const Node* n = um.order[u];
-        if (is_movement(n->op)) todo.push_back(u);
-        if (n->op != Op::MUL) continue;
-        for (int r : um.users[u])
-          if (is_half_product_sum(um.order[r]) ||
-              (um.order[r]->op == Op::ADD && std::any_of(um.users[r].begin(), um.users[r].end(), [&](int q) {
-                 return is_half_product_sum(um.order[q]);
-               })))
-            return true;
-      }
-    }
-  }
-  return false;
-}
-
-// Whether `mul` (a MUL) is summed by an ADD reduction, directly or as a term of an ADD of products.
-bool summed_by_reduce(const UserMap& um, int mul) {
-  auto is_sum = [&](int r) {
-    const Node* n = um.order[r];
-    return n->op == Op::REDUCE_AXIS && n->get_arg<ReduceArg>().op == Op::ADD;
-  };
-  for (int r : um.users[mul])
-    if (is_sum(r) ||
-        (um.order[r]->op == Op::ADD && std::any_of(um.users[r].begin(), um.users[r].end(), is_sum)))
-      return true;
-  return false;
-}
-
-// Whether node i (a float32 value) is a factor of a float32 product sum: its value reaches, through
-// movement ops, a float32 MUL of two distinct sources summed by an ADD reduction. With the caller's
-// broadcast check (an EXPAND on the way), that is an operand of a float32 matmul.
-bool is_f32_matmul_operand(const UserMap& um, int i) {
-  std::vector<int> todo{i};
+// Whether node `from`'s value reaches, through movement ops, a MUL for which mul_ok holds that is
+// summed, directly or as a term of an ADD of products, by a node for which sum_ok holds.
+template <class M, class S>
+bool reaches_summed_mul(const UserMap& um, int from, M mul_ok, S sum_ok) {
+  auto summed = [&](int r) { return sum_ok(um.order[r]); };
+  std::vector<int> todo{from};
   while (!todo.empty()) {
     int j = todo.back();
     todo.pop_back();
     for (int u : um.users[j]) {
       const Node* n = um.order[u];
       if (is_movement(n->op)) todo.push_back(u);
-      if (n->op == Op::MUL && n->dtype == dtypes::float32 && n->src[0] != n->src[1] &&
-          summed_by_reduce(um, u))
-        return true;
+      if (n->op != Op::MUL || !mul_ok(n)) continue;
+      for (int r : um.users[u])
+        if (summed(r) ||
+            (um.order[r]->op == Op::ADD && std::any_of(um.users[r].begin(), um.users[r].end(), summed)))
+          return true;
     }
   }
   return false;
+}
+
+// Whether node i (a 16-bit value) is an operand of a 16-bit matmul: a user of it is a widening CAST
+// whose value reaches, through movement ops, a MUL summed by a 16-bit product sum
+// (is_half_product_sum).
+bool is_half_matmul_operand(const UserMap& um, int i) {
+  return std::any_of(um.users[i].begin(), um.users[i].end(), [&](int c) {
+    return is_widening_cast(um.order[c]) && reaches_summed_mul(
+                                                um, c, [](const Node*) { return true; }, is_half_product_sum);
+  });
+}
+
+// Whether node i (a float32 value) is a factor of a float32 product sum: its value reaches, through
+// movement ops, a float32 MUL of two distinct sources summed by an ADD reduction. With the caller's
+// broadcast check (an EXPAND on the way), that is an operand of a float32 matmul.
+bool is_f32_matmul_operand(const UserMap& um, int i) {
+  return reaches_summed_mul(
+      um, i, [](const Node* mul) { return mul->dtype == dtypes::float32 && mul->src[0] != mul->src[1]; },
+      [](const Node* r) { return r->op == Op::REDUCE_AXIS && r->get_arg<ReduceArg>().op == Op::ADD; });
 }
 
 // A sum of float32 products whose factors are not both widened 16-bit values: a float32 matmul.

@@ -274,6 +274,19 @@ TEST(Vectorize, RowMaxesAndReciprocalRowSumsBecomeVectorCodeAndEqualTheInterpret
   EXPECT_TRUE(std::isnan(run(row_max("CPU"))[3]));
 }
 
+// got has want's bits, element for element (any NaN for a NaN).
+void expect_same_bits(const std::vector<float>& got, const std::vector<float>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) {
+    uint32_t g, w;
+    std::memcpy(&g, &got[i], 4), std::memcpy(&w, &want[i], 4);
+    if (std::isnan(want[i]))
+      EXPECT_TRUE(std::isnan(got[i])) << i;
+    else
+      EXPECT_EQ(g, w) << i << ": " << got[i] << " vs " << want[i];
+  }
+}
+
 // An elementwise kernel of square roots and reciprocals (an optimizer's m / (sqrt(v) + eps)):
 // vector lanes, each correctly rounded, so the bits equal the interpreter's, zeros, negatives (NaN),
 // infinities and denormals included.
@@ -304,16 +317,7 @@ TEST(Vectorize, SquareRootsAndReciprocalsBecomeVectorCodeWithTheInterpretersBits
   }
   EXPECT_GT(vector_roots, 0);
   EXPECT_GT(vector_reciprocals, 0);
-  std::vector<float> got = run(f("CPU")), want = run(f("INTERP"));
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); i++) {
-    uint32_t g, w;
-    std::memcpy(&g, &got[i], 4), std::memcpy(&w, &want[i], 4);
-    if (std::isnan(want[i]))
-      EXPECT_TRUE(std::isnan(got[i])) << i;
-    else
-      EXPECT_EQ(g, w) << i << ": " << got[i] << " vs " << want[i];
-  }
+  expect_same_bits(run(f("CPU")), run(f("INTERP")));
 }
 
 // A bfloat16 elementwise chain (SwiGLU's silu times a gate, as a bf16 step computes it: every op
@@ -350,16 +354,7 @@ TEST(Vectorize, Bfloat16ArithmeticBecomesVectorCodeWithTheInterpretersBits) {
   }
   EXPECT_GT(vector_bf16, 0);
   EXPECT_EQ(scalar_bf16, 0);
-  std::vector<float> got = run(f("CPU")), want = run(f("INTERP"));
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); i++) {
-    uint32_t g, w;
-    std::memcpy(&g, &got[i], 4), std::memcpy(&w, &want[i], 4);
-    if (std::isnan(want[i]))
-      EXPECT_TRUE(std::isnan(got[i])) << i;
-    else
-      EXPECT_EQ(g, w) << i << ": " << got[i] << " vs " << want[i];
-  }
+  expect_same_bits(run(f("CPU")), run(f("INTERP")));
 }
 
 TEST(SplitReduce, AFullSumOfManyElementsIsTwoKernelsWithTheSameValue) {

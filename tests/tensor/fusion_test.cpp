@@ -179,6 +179,25 @@ TEST(Fusion, AComputedHalfOperandOfAMatmulIsRealizedAsTheMatmulReadsIt) {
   expect_values(out.cast(dtypes::float32), want, 1e-2);
 }
 
+// The gradient of sum(probs @ v * w) with respect to v_src (1, S, KV * hd), v = v_src viewed as (1,
+// KV, 1, S, hd) and broadcast over the rep query heads; probs (1, KV, rep, S, S), w (1, KV, rep, S,
+// hd): dv[0, t, kv * hd + d] = sum over r, q of probs[0, kv, r, q, t] * w[0, kv, r, q, d].
+HostArray value_gradient(const HostArray& probs, const HostArray& w) {
+  const int64_t KV = w.shape[1], rep = w.shape[2], S = w.shape[3], hd = w.shape[4];
+  HostArray dv{{1, S, KV * hd}, std::vector<double>(S * KV * hd, 0.0)};
+  for (int64_t kv = 0; kv < KV; kv++)
+    for (int64_t t = 0; t < S; t++)
+      for (int64_t d = 0; d < hd; d++) {
+        double sum = 0;
+        for (int64_t r = 0; r < rep; r++)
+          for (int64_t q = 0; q < S; q++)
+            sum +=
+                probs.data[(((kv * rep + r) * S + q) * S) + t] * w.data[(((kv * rep + r) * S + q) * hd) + d];
+        dv.data[t * KV * hd + kv * hd + d] = sum;
+      }
+  return dv;
+}
+
 // Grouped-query attention: v (1, S, KV * hd) in bf16, viewed as (1, KV, 1, S, hd) and broadcast
 // over the rep query heads of each kv head; out = probs @ v. The gradient of v sums over the rep
 // heads and the queries; it is realized in its own axes (kv, key, d: the matmul's) and read through
@@ -199,17 +218,7 @@ TEST(Fusion, AGroupedAttentionsValueGradientIsATensorCoreMatmul) {
   for (const ScheduleItem& item : s.items)
     for (const Opt& o : gpu_heuristic_opts(item.ast, true)) tensor_cores = tensor_cores || o.kind == OptKind::TC;
   EXPECT_TRUE(tensor_cores) << describe(s);
-  // dv[0, t, kv * hd + d] = sum over r, q of probs[0, kv, r, q, t] * w[0, kv, r, q, d]
-  HostArray want{{1, S, KV * hd}, std::vector<double>(S * KV * hd, 0.0)};
-  for (int64_t kv = 0; kv < KV; kv++)
-    for (int64_t t = 0; t < S; t++)
-      for (int64_t d = 0; d < hd; d++) {
-        double sum = 0;
-        for (int64_t r = 0; r < rep; r++)
-          for (int64_t q = 0; q < S; q++)
-            sum += ph.data[(((kv * rep + r) * S + q) * S) + t] * wh.data[(((kv * rep + r) * S + q) * hd) + d];
-        want.data[t * KV * hd + kv * hd + d] = sum;
-      }
+  HostArray want = value_gradient(ph, wh);
   expect_values(g.cast(dtypes::float32), want, 1e-2);
 }
 
@@ -269,16 +278,7 @@ TEST(Fusion, AFloat32MatmulReadThroughAPermuteIsStoredAsItsReadersReadIt) {
   ASSERT_EQ(reduce_kernels.size(), 1u) << describe(s);
   EXPECT_EQ(reduce_kernels[0], "r_1_32_2_1_16__2_32")
       << describe(s);  // output (1, key, kv, 1, d); sums (rep, query)
-  HostArray want{{1, S, KV * hd}, std::vector<double>(S * KV * hd, 0.0)};
-  for (int64_t kv = 0; kv < KV; kv++)
-    for (int64_t t = 0; t < S; t++)
-      for (int64_t d = 0; d < hd; d++) {
-        double sum = 0;
-        for (int64_t r = 0; r < rep; r++)
-          for (int64_t q = 0; q < S; q++)
-            sum += ph.data[(((kv * rep + r) * S + q) * S) + t] * wh.data[(((kv * rep + r) * S + q) * hd) + d];
-        want.data[t * KV * hd + kv * hd + d] = sum;
-      }
+  HostArray want = value_gradient(ph, wh);
   expect_values(twice, map(want, [](double x) { return 2 * x; }), 1e-5);
   expect_values(plus_one, map(want, [](double x) { return x + 1; }), 1e-5);
 }
