@@ -126,6 +126,25 @@ TEST(FuseMulacc, FloatDotProductsAccumulateWithOneRounding) {
   EXPECT_EQ(find(p, [](const Node& n) { return n.op == Op::MUL && n.dtype == dtypes::float32; }), -1);
 }
 
+// Two products summed per reduction step (two matmuls into one output): acc + (a*b + c*d) becomes
+// MULACC(c, d, MULACC(a, b, acc)), two FMAs, no float multiply or add left.
+TEST(FuseMulacc, TwoProductsSummedPerStepAreTwoChainedFmas) {
+  NodeRef r0 = range(4, 0, AxisType::LOOP), r1 = range(8, 1, AxisType::REDUCE);
+  NodeRef terms = load(1, r0 * 8 + r1) * load(2, r1) + load(3, r0 * 8 + r1) * load(4, r1);
+  LinearProgram p = lower_kernel(sink(store(r0, reduce(terms, {r1}))), "dot2");
+  int acc = find(p, [](const Node& n) { return n.op == Op::ACCUMULATE; });
+  ASSERT_GE(acc, 0);
+  const NodeRef& outer = p.ops[acc]->src[1];
+  ASSERT_EQ(outer->op, Op::MULACC) << to_string(p);
+  ASSERT_EQ(outer->src[2]->op, Op::MULACC) << to_string(p);
+  EXPECT_EQ(outer->src[2]->src[2], p.ops[acc]->src[0]) << to_string(p);  // the accumulator
+  auto float_op = [](Op op) {
+    return [op](const Node& n) { return n.op == op && n.dtype == dtypes::float32; };
+  };
+  EXPECT_EQ(find(p, float_op(Op::MUL)), -1) << to_string(p);
+  EXPECT_EQ(find(p, float_op(Op::ADD)), -1) << to_string(p);
+}
+
 TEST(CheckLinear, RejectsUseBeforeDefinitionAndUnbalancedLoops) {
   NodeRef r0 = range(4, 0, AxisType::LOOP);
   NodeRef c = index_const(4);

@@ -317,6 +317,18 @@ TEST(Fusion, CrossEntropysGradientIsOneElementwiseKernelOverTheLogits) {
   expect_values(dh, map2(matmul(dx, w), expand(g, {64, 96}), [](double a, double b) { return a * b; }), 1e-4);
 }
 
+// Two float32 matmuls into one output (a weight gradient summed over two loss chunks): one kernel,
+// whose reduction accumulates both products per step (two FMAs, codegen/fuse_mulacc.h), with the
+// reference's values.
+TEST(Fusion, TwoFloat32MatmulsSummedAreOneKernelWithTheReferenceValues) {
+  HostArray a = input({48, 64}, 61), b = input({64, 80}, 62), c = input({48, 64}, 63),
+            d = input({64, 80}, 64);
+  Tensor out = realized(a).matmul(realized(b)) + realized(c).matmul(realized(d));
+  EXPECT_EQ(kernel_count(out), 1);
+  HostArray want = map2(matmul(a, b), matmul(c, d), [](double x, double y) { return x + y; });
+  expect_values(out, want, 1e-5);
+}
+
 TEST(Fusion, ReduceFusesIntoTheFollowingElementwise) {
   HostArray x = input({4, 6}, 8);
   Tensor out = realized(x).sum(1) * 2;
