@@ -15,11 +15,10 @@
 //     float32 values, each result rounded to bfloat16 per lane where the scalar op rounds), and
 //     WHERE with a condition that does not depend on the lane (a scalar condition selects whole
 //     vectors) or with a mask of lanes;
-//   - CMPLT, CMPNE and CMPEQ of float32 or bfloat16 lanes, or of int32 lanes whose lane-dependent operand is
-//   an
-//     arange's index CAST(int32, i) (i moving by 1 per lane, every value within int32: i at lane 0
-//     broadcast plus the lane numbers): bool lanes, a mask (a label against the column index in
-//     cross-entropy's one-hot pick);
+//   - CMPLT, CMPNE and CMPEQ of float32 or bfloat16 lanes, or of int32 lanes whose lane-dependent
+//     operand is an arange's index CAST(int32, i) (i moving by 1 per lane, every value within int32:
+//     i at lane 0 broadcast plus the lane numbers): bool lanes, a mask (a label against the column
+//     index in cross-entropy's one-hot pick);
 //   - REDUCE (ADD, MUL or MAX) of such values: per-lane accumulators. When the range is one of the
 //     REDUCE's own loops (an UPCAST of a reduce axis), the lanes are partial accumulators,
 //     combined after the loops by a tree of lane extractions (GEP) and the reduce's op;
