@@ -38,10 +38,29 @@ Tensor sum_keep(const Tensor& t, const std::vector<int64_t>& axes) {
   return detail::reduce_raw(acc, Op::ADD, axes, true, "gradient").cast(t.dtype());
 }
 
+// t itself, or, when t reads a layout copy of stored values (movement ops and casts over a
+// CONTIGUOUS whose source is movement ops over a BUFFER: the CPU matmul's weight panels,
+// tensor/reduce.cpp), the same reads of the stored values. Same values; the copy's layout is the
+// forward product's choice, and a gradient product is better off reading the values as stored: the
+// input gradient of x @ W^T reads W (out, in) row-major, contiguous along its output axis (in), where
+// the panels (out/32, in, 32) are contiguous along the summed axis (out) only.
+Tensor stored_operand(const Tensor& t) {
+  std::vector<const Node*> chain;  // from t down to the CONTIGUOUS, exclusive
+  const Node* n = t.node().get();
+  for (; is_movement(n->op) || n->op == Op::CAST; n = n->src[0].get()) chain.push_back(n);
+  if (n->op != Op::CONTIGUOUS) return t;
+  const Node* base = n->src[0].get();
+  while (is_movement(base->op)) base = base->src[0].get();
+  if (base->op != Op::BUFFER) return t;
+  NodeRef v = n->src[0];
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) v = make((*it)->op, (*it)->dtype, {v}, (*it)->arg);
+  return Tensor(v);
+}
+
 // ---- elementwise ----
 Grads add_grad(const Match&, const Tensor&, const Tensor& g) { return {g, g}; }
 Grads mul_grad(const Match& m, const Tensor&, const Tensor& g) {
-  return {g * src_of(m, 1), g * src_of(m, 0)};
+  return {g * stored_operand(src_of(m, 1)), g * stored_operand(src_of(m, 0))};
 }
 Grads neg_grad(const Match&, const Tensor&, const Tensor& g) { return {g.neg()}; }
 // d(1/x) = -1/x^2 = -ret^2

@@ -7,6 +7,7 @@
 
 #include "codegen/heuristic.h"
 #include "codegen/heuristic_gpu.h"
+#include "codegen/opt.h"
 #include "ir/graph.h"
 #include "schedule/schedule.h"
 #include "tensor/host_ref.h"
@@ -315,6 +316,34 @@ TEST(Fusion, CrossEntropysGradientIsOneElementwiseKernelOverTheLogits) {
   HostArray dx = softmax(x, -1);
   for (int64_t i = 0; i < 64; i++) dx.data[i * 256 + y[i]] -= 1;
   expect_values(dh, map2(matmul(dx, w), expand(g, {64, 96}), [](double a, double b) { return a * b; }), 1e-4);
+}
+
+// The input gradient of x @ w^T on the CPU, whose forward product reads w packed into panels
+// (tensor/reduce.cpp): the gradient's product reads w as stored, (256, 96) row-major, contiguous
+// along its output axis (one vector of 16 lanes along it, as an NN matmul), and needs no panel
+// copy. Through the panels (256/32, 96, 32) it could only take vector lanes along the summed axis.
+TEST(Fusion, AMatmulsInputGradientReadsTheWeightAsStoredNotItsPanels) {
+  HostArray h = input({64, 96}, 71), w = input({256, 96}, 72), r = input({64, 256}, 73);
+  Tensor ht = realized(h);
+  ht.requires_grad(true);
+  Tensor wt = realized(w);
+  Tensor loss = (ht.matmul(wt.transpose(0, 1)) * realized(r)).sum();
+  Tensor dh = Tensor::gradients(loss, {ht})[0];
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {dh.node()}));
+  for (const ScheduleItem& it : s.items)  // no panel copy of w
+    EXPECT_NE(it.buffers[0]->get_arg<BufferArg>().size, 256 * 96) << describe(s);
+  const ScheduleItem& mm = s.items.back();
+  const Node* w_buffer = view_base(wt.node().get());
+  ASSERT_NE(w_buffer, nullptr);
+  EXPECT_NE(std::find_if(mm.buffers.begin(), mm.buffers.end(), [&](const NodeRef& b) { return b.get() == w_buffer; }),
+            mm.buffers.end())
+      << describe(s);
+  std::vector<Opt> opts = cpu_heuristic_opts(mm.ast);
+  ASSERT_FALSE(opts.empty());
+  EXPECT_EQ(opts[0].kind, OptKind::UPCAST);
+  EXPECT_EQ(opts[0].amount, 16) << to_string(opts);
+  EXPECT_EQ(kernel_axes(mm.ast)[opts[0].axis]->get_arg<RangeArg>().type, AxisType::LOOP) << to_string(opts);
+  expect_values(dh, matmul(r, w), 1e-5);
 }
 
 // Two float32 matmuls into one output (a weight gradient summed over two loss chunks): one kernel,
