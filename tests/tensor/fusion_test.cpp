@@ -335,7 +335,8 @@ TEST(Fusion, AMatmulsInputGradientReadsTheWeightAsStoredNotItsPanels) {
   const ScheduleItem& mm = s.items.back();
   const Node* w_buffer = view_base(wt.node().get());
   ASSERT_NE(w_buffer, nullptr);
-  EXPECT_NE(std::find_if(mm.buffers.begin(), mm.buffers.end(), [&](const NodeRef& b) { return b.get() == w_buffer; }),
+  EXPECT_NE(std::find_if(mm.buffers.begin(), mm.buffers.end(),
+                         [&](const NodeRef& b) { return b.get() == w_buffer; }),
             mm.buffers.end())
       << describe(s);
   std::vector<Opt> opts = cpu_heuristic_opts(mm.ast);
