@@ -22,6 +22,22 @@ TEST(FlatLayout, GroupsAreRunsOfAlignedEntries) {
   EXPECT_EQ(l.group_end(1), 256);
 }
 
+// A large buffer holds a multiple of 1024 elements (64 chunks of whole 16-lane vectors for a sum
+// over it): the last group's padding grows; a small one keeps entry-aligned padding only.
+TEST(FlatLayout, ALargeBufferIsAMultipleOf1024Elements) {
+  FlatLayout l({{300, 130}, {70}, {1000}}, {0, 1, 0});  // entries padded: 39040 + 1024 + 128
+  EXPECT_EQ(l.offset(0), 0);
+  EXPECT_EQ(l.offset(2), 39040);
+  EXPECT_EQ(l.offset(1), 40064);
+  EXPECT_EQ(l.group_end(0), 40064);
+  EXPECT_EQ(l.numel(), 40960);  // 40192 rounded up to 40 * 1024
+  EXPECT_EQ(l.group_end(1), 40960);
+  Tensor flat = l.pack({Tensor::full({300, 130}, 1.0), Tensor::full({70}, 2.0), Tensor::full({1000}, 3.0)},
+                       dtypes::float32, Tensor::full({1}, 0.0).device());
+  EXPECT_DOUBLE_EQ(flat.sum().to_doubles()[0], 300 * 130 + 2 * 70 + 3 * 1000);  // zero padding
+  EXPECT_EQ(FlatLayout({{2, 3}, {70}}, {0, 1}).numel(), 192);
+}
+
 TEST(FlatLayout, PackPutsEachTensorInItsRunAndZeroesThePadding) {
   FlatLayout l({{2, 2}, {3}}, {0, 0});
   Tensor a = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}), b = Tensor::from_vector<float>({5, 6, 7}, {3});
