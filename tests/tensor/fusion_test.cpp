@@ -347,6 +347,28 @@ TEST(Fusion, AMatmulsInputGradientReadsTheWeightAsStoredNotItsPanels) {
   expect_values(dh, matmul(r, w), 1e-5);
 }
 
+// In bfloat16 the weight is widened by a cast for the product, and its gradient product keeps
+// reading the panels (tensor/gradient.cpp stored_operand: both operands widen 16 lanes at a time).
+TEST(Fusion, ABfloat16MatmulsInputGradientReadsThePanels) {
+  HostArray h = input({64, 96}, 74), w = input({256, 96}, 75), r = input({64, 256}, 76);
+  Tensor ht = realized(h).cast(dtypes::bfloat16).realize();
+  ht.requires_grad(true);
+  Tensor wt = realized(w).cast(dtypes::bfloat16).realize();
+  Tensor loss = (ht.matmul(wt.transpose(0, 1)).cast(dtypes::float32) * realized(r)).sum();
+  Tensor dh = Tensor::gradients(loss, {ht})[0];
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {dh.node()}));
+  const Node* w_buffer = view_base(wt.node().get());
+  ASSERT_NE(w_buffer, nullptr);
+  int panel_copies = 0;
+  for (const ScheduleItem& it : s.items) {
+    bool reads_w = std::any_of(it.buffers.begin() + 1, it.buffers.end(), [&](const NodeRef& b) { return b.get() == w_buffer; });
+    if (!reads_w) continue;
+    EXPECT_EQ(it.buffers[0]->get_arg<BufferArg>().size, 256 * 96) << describe(s);  // only the copy reads w
+    panel_copies++;
+  }
+  EXPECT_EQ(panel_copies, 1) << describe(s);
+}
+
 // Two float32 matmuls into one output (a weight gradient summed over two loss chunks): one kernel,
 // whose reduction accumulates both products per step (two FMAs, codegen/fuse_mulacc.h), with the
 // reference's values.
