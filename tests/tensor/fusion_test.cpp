@@ -361,7 +361,8 @@ TEST(Fusion, ABfloat16MatmulsInputGradientReadsThePanels) {
   ASSERT_NE(w_buffer, nullptr);
   int panel_copies = 0;
   for (const ScheduleItem& it : s.items) {
-    bool reads_w = std::any_of(it.buffers.begin() + 1, it.buffers.end(), [&](const NodeRef& b) { return b.get() == w_buffer; });
+    bool reads_w = std::any_of(it.buffers.begin() + 1, it.buffers.end(),
+                               [&](const NodeRef& b) { return b.get() == w_buffer; });
     if (!reads_w) continue;
     EXPECT_EQ(it.buffers[0]->get_arg<BufferArg>().size, 256 * 96) << describe(s);  // only the copy reads w
     panel_copies++;
