@@ -11,8 +11,9 @@
 //     group_end(g)) (with its padding), and the groups tile [0, numel());
 //   - a buffer of at least kWholeVectorsFrom elements holds a multiple of kWholeVectors (the last
 //     group's padding grows): a reduction over the whole buffer (the gradient norm) splits into 64
-//     chunks (schedule/split_reduce.h) of whole 16-lane vectors. Chunks of an odd number of
-//     elements left the CPU's sum of squares scalar, 4 GFLOP/s over the `mini` model's 33.2M;
+//     chunks (schedule/split_reduce.h) of whole 16-lane vectors (chunks of 519,178 elements, which
+//     no 16-lane UPCAST divides, left the CPU's sum of squares over the `mini` model's 33.2M
+//     scalar: 4 GFLOP/s);
 //   - the padding is zero in every buffer made by pack() or zeros(), and updates keep it zero (an
 //     elementwise update of zeros with a zero gradient), so sums over a whole buffer equal the sums
 //     over its entries.
