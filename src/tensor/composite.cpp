@@ -40,14 +40,15 @@ Tensor Tensor::cross_entropy(const Tensor& labels, const std::string& reduction,
   // loss = log(sum(exp(shifted))) - shifted[label], with shifted = x - max(x) per row: the value of
   // -log_softmax(x)[label] (the same subtraction with its sign flipped, which rounds alike), but the
   // label's term is picked from shifted rather than from the log-probabilities. So the gradient is
-  // elementwise, exp(shifted) * g / sum - (hit ? g : 0): one pass over the logits with no reduction
-  // over the row (the log-softmax's gradient sums the row's one-hot gradient back up), and no
-  // log-probabilities of the vocabulary's size are formed.
+  // elementwise, exp(shifted) * g / sum - (label == column ? g : 0): one pass over the logits with
+  // no reduction over the row (the log-softmax's gradient sums the row's one-hot gradient back up),
+  // and no log-probabilities of the vocabulary's size are formed. The label's term is a gather (one
+  // element a row, not a pass over the row), whose gradient is that one-hot select (gradient.cpp);
+  // a label outside the row (ignore_index) gathers 0, and its row's loss is masked below.
   Tensor x = is_float(dtype()) ? *this : cast(dtypes::default_float);
   Tensor shifted = x.sub(row_max(x, -1));
   Tensor log_sum = shifted.exp().sum(-1).log();
-  Tensor hit = labels.unsqueeze(-1).eq(Tensor::arange(0, shape().back(), 1, labels.dtype(), device()));
-  Tensor picked = hit.where(shifted, shifted.scalar_like(0)).sum(-1);
+  Tensor picked = shifted.gather(-1, labels.unsqueeze(-1)).squeeze(-1);
   Tensor valid = labels.ne(labels.scalar_like(static_cast<double>(ignore_index)));
   Tensor loss = valid.where(log_sum.sub(picked), picked.scalar_like(0));
   if (reduction == "none") return loss;

@@ -318,6 +318,33 @@ TEST(Fusion, CrossEntropysGradientIsOneElementwiseKernelOverTheLogits) {
   expect_values(dh, map2(matmul(dx, w), expand(g, {64, 96}), [](double a, double b) { return a * b; }), 1e-4);
 }
 
+// Cross-entropy's loss reads each row of the logits twice (the maximum, the sum of exponentials):
+// the label's logit is a gather, one element a row, not a third pass over the row.
+TEST(Fusion, CrossEntropysLossReadsTheLogitsInTwoRowPasses) {
+  const int64_t N = 8, V = 512;
+  HostArray x = input({N, V}, 81);
+  std::vector<int32_t> y(N);
+  for (int32_t i = 0; i < N; i++) y[i] = (i * 97 + 3) % V;
+  y[5] = -100;  // ignored
+  Tensor xt = realized(x);
+  Tensor loss = xt.cross_entropy(Tensor::from_vector<int32_t>(y, {N}), "sum");
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {loss.node()}));
+  const Node* logits = view_base(xt.node().get());
+  int row_passes = 0;  // REDUCEs over a row of V, in kernels that read the logits
+  for (const ScheduleItem& it : s.items) {
+    if (it.kind != ScheduleItem::Kind::Kernel ||
+        std::none_of(it.buffers.begin() + 1, it.buffers.end(), [&](const NodeRef& b) { return b.get() == logits; }))
+      continue;
+    for (const Node* n : toposort(it.ast))
+      row_passes += n->op == Op::REDUCE && std::any_of(n->src.begin() + 1, n->src.end(), [&](const NodeRef& r) {
+                      return r->op == Op::RANGE && r->src[0]->const_as_int() == V;
+                    });
+  }
+  EXPECT_EQ(row_passes, 2) << describe(s);
+  HostArray labels = array({N}, std::vector<double>(y.begin(), y.end()));
+  expect_values(loss, cross_entropy(x, labels, "sum", -100), 1e-5);
+}
+
 // The input gradient of x @ w^T on the CPU, whose forward product reads w packed into panels
 // (tensor/reduce.cpp): the gradient's product reads w as stored, (256, 96) row-major, contiguous
 // along its output axis (one vector of 16 lanes along it, as an NN matmul), and needs no panel

@@ -244,6 +244,18 @@ TEST(GradientClosedForm, MatmulIsWTimesBTransposedAndATransposedTimesW) {
   expect_all_near(vals(g[1]), ref::matmul(ref::transpose(a), w).data, 1e-12);
 }
 
+// A gather of one element per row (cross-entropy's label pick): the gradient is g at the picked
+// column of each row, zero elsewhere and in a row whose index is outside the axis, built as an
+// elementwise select (no SCATTER_ADD into a zeroed buffer).
+TEST(GradientClosedForm, GatherOfOneElementPerRowIsAOneHotSelect) {
+  Tensor x = input_tensor({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, {3, 4});
+  Tensor index = Tensor::from_vector(std::vector<int32_t>{2, -100, 0}, {3, 1});
+  Tensor w = input_tensor({10, 20, 30}, {3, 1});
+  Tensor g = Tensor::gradients((x.gather(1, index) * w).sum(), {x})[0];
+  for (const Node* n : toposort(g.node())) EXPECT_NE(n->op, Op::SCATTER_ADD);
+  expect_all_near(vals(g), {0, 0, 10, 0, 0, 0, 0, 0, 30, 0, 0, 0}, 0);
+}
+
 TEST(GradientBroadcast, SumsOverBroadcastAxesExactly) {
   // a (3,1) + b (4): da_i = sum_j w_ij, db_j = sum_i w_ij; small integers, so exact
   std::vector<double> wv = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
