@@ -333,12 +333,14 @@ TEST(Fusion, CrossEntropysLossReadsTheLogitsInTwoRowPasses) {
   int row_passes = 0;  // REDUCEs over a row of V, in kernels that read the logits
   for (const ScheduleItem& it : s.items) {
     if (it.kind != ScheduleItem::Kind::Kernel ||
-        std::none_of(it.buffers.begin() + 1, it.buffers.end(), [&](const NodeRef& b) { return b.get() == logits; }))
+        std::none_of(it.buffers.begin() + 1, it.buffers.end(),
+                     [&](const NodeRef& b) { return b.get() == logits; }))
       continue;
     for (const Node* n : toposort(it.ast))
-      row_passes += n->op == Op::REDUCE && std::any_of(n->src.begin() + 1, n->src.end(), [&](const NodeRef& r) {
-                      return r->op == Op::RANGE && r->src[0]->const_as_int() == V;
-                    });
+      row_passes +=
+          n->op == Op::REDUCE && std::any_of(n->src.begin() + 1, n->src.end(), [&](const NodeRef& r) {
+            return r->op == Op::RANGE && r->src[0]->const_as_int() == V;
+          });
   }
   EXPECT_EQ(row_passes, 2) << describe(s);
   HostArray labels = array({N}, std::vector<double>(y.begin(), y.end()));
