@@ -190,8 +190,12 @@ Grads gather_grad(const Match& m, const Tensor&, const Tensor& g) {
   if (index.shape() == one_per_row) {
     Shape along(x.ndim(), 1);
     along[a] = x.shape()[a];
-    Tensor v = Tensor::arange(0, x.shape()[a], 1, index.dtype(), x.device()).reshape(along);
-    Tensor hit = index.expand(x.shape()).eq(v.expand(x.shape()));
+    // compared as int32 (vector lanes on the CPU), or int64 where int32 could wrap: a narrow index
+    // type's arange over a long axis would repeat positions
+    bool wide = itemsize(index.dtype()) == 8 || x.shape()[a] > INT32_MAX;
+    DType pos = wide ? dtypes::int64 : dtypes::int32;
+    Tensor v = Tensor::arange(0, x.shape()[a], 1, pos, x.device()).reshape(along);
+    Tensor hit = index.cast(pos).expand(x.shape()).eq(v.expand(x.shape()));
     return {hit.where(g.expand(x.shape()), g.scalar_like(0).expand(x.shape())), Tensor()};
   }
   Tensor acc = Tensor::empty(x.shape(), g.dtype(), g.device());

@@ -254,6 +254,13 @@ TEST(GradientClosedForm, GatherOfOneElementPerRowIsAOneHotSelect) {
   Tensor g = Tensor::gradients((x.gather(1, index) * w).sum(), {x})[0];
   for (const Node* n : toposort(g.node())) EXPECT_NE(n->op, Op::SCATTER_ADD);
   expect_all_near(vals(g), {0, 0, 10, 0, 0, 0, 0, 0, 30, 0, 0, 0}, 0);
+  // a uint8 index over an axis longer than 256 picks one position, not every 256th
+  Tensor wide = input_tensor(std::vector<double>(600, 1.0), {1, 600});
+  Tensor u8 = Tensor::from_vector(std::vector<uint8_t>{7}, {1, 1});
+  std::vector<double> gw = vals(Tensor::gradients(wide.gather(1, u8).sum(), {wide})[0]);
+  std::vector<double> want(600, 0.0);
+  want[7] = 1;
+  expect_all_near(gw, want, 0);
 }
 
 TEST(GradientBroadcast, SumsOverBroadcastAxesExactly) {
