@@ -29,6 +29,7 @@ static const char* kind_name(OptKind k) {
     case OptKind::TC: return "TC";
     case OptKind::SMEM: return "SMEM";
     case OptKind::BLOCK_MMA: return "BLOCK_MMA";
+    case OptKind::KBLOCK: return "KBLOCK";
   }
   return "?";
 }
@@ -124,6 +125,64 @@ static NodeRef pad_axis(const NodeRef& ast, const NodeRef& r, int64_t amount) {
   return rewrite(k, pm, {.name = "pad axis"});
 }
 
+// KBLOCK (opt.h). Before: out[i] = R or out[i] = out[i] + R, R = REDUCE(ADD) over r (and maybe
+// other reduce axes). After: r = block * amount + inner, a SERIAL block loop placed right after the
+// outermost output loop (ids order loops: the outermost keeps its place with an id below every other,
+// the block takes its old id), and out[i] = (block > 0 ? out[i] : prior) + R over inner, prior being
+// 0 or the out[i] read before the first block. The earlier blocks' sum is read through a load gated
+// by block > 0, so it is placed inside the block loop (after the previous block's store) wherever
+// the linearizer would put an ungated load of out[i].
+static NodeRef kblock(const NodeRef& ast, const NodeRef& r, int64_t amount, int64_t next_id) {
+  int64_t n = rsize(r.get());
+  if (rtype(r.get()) != AxisType::REDUCE) throw OptError("KBLOCK of an output axis");
+  if (amount <= 1 || n % amount != 0 || amount == n)
+    throw OptError(str("amount ", amount, " does not split axis of size ", n, " into blocks"));
+  std::vector<const Node*> ranges = all_ranges(ast);
+  const Node* outer = nullptr;
+  for (const Node* x : ranges) {
+    AxisType t = rtype(x);
+    if (t != AxisType::LOOP && t != AxisType::THREAD && t != AxisType::REDUCE && t != AxisType::UPCAST &&
+        t != AxisType::UNROLL && t != AxisType::LOCAL)
+      throw OptError(str("KBLOCK needs CPU loops, not a ", axis_type_name(t), " range"));
+    if (!outer && (t == AxisType::LOOP || t == AxisType::THREAD)) outer = x;
+  }
+  if (!outer) throw OptError("KBLOCK needs an output loop outside it");
+  if (ast->op != Op::SINK || ast->src.size() != 1 || ast->src[0]->op != Op::STORE)
+    throw OptError("KBLOCK needs a kernel of one store");
+  const NodeRef& store = ast->src[0];
+  const Node* red = nullptr;
+  for (const Node* x : toposort(ast))
+    if (x->op == Op::REDUCE) {
+      if (red) throw OptError("KBLOCK needs a kernel of one reduction");
+      red = x;
+    }
+  if (!red || red->get_arg<Op>() != Op::ADD) throw OptError("KBLOCK needs a sum");
+  const NodeRef& value = store->src[1];
+  int own = -1;  // which operand of the value's ADD reads the output element (the other is the sum)
+  for (int i = 0; i < 2 && value->op == Op::ADD; i++)
+    if (value->src[1 - i].get() == red && value->src[i]->op == Op::LOAD &&
+        value->src[i]->src[0] == store->src[0])
+      own = i;
+  bool accumulates = own >= 0;
+  if (value.get() != red && !accumulates)
+    throw OptError("KBLOCK needs the store's value to be the sum or the output plus it");
+
+  NodeRef block = range(n / amount, rid(outer), AxisType::SERIAL);
+  NodeRef outer_first = range(rsize(outer), rid(ranges.front()) - 1, rtype(outer));
+  NodeRef inner = range(amount, next_id, AxisType::REDUCE);
+  NodeRef k = replace_reduce_range(ast, r.get(), {inner});
+  k = substitute(k, {{r, block * amount + inner}, {NodeRef::share(outer), outer_first}});
+  const NodeRef& st = k->src[0];
+  const NodeRef& idx = st->src[0];
+  NodeRef sum = accumulates ? st->src[1]->src[1 - own] : st->src[1];
+  NodeRef later = lt(index_const(0), block);
+  NodeRef gate = idx->src.size() == 3 ? logical_and(idx->src[2], later) : later;
+  NodeRef earlier =
+      make(Op::LOAD, sum->dtype, {make(Op::INDEX, idx->dtype, {idx->src[0], idx->src[1], gate})});
+  NodeRef prior = accumulates ? where(later, earlier, st->src[1]->src[own]) : earlier;
+  return make(Op::SINK, k->dtype, {make(Op::STORE, st->dtype, {idx, prior + sum})});
+}
+
 // Opt TC on an attention kernel (ir/attention.h): its CUDA kernel may use tensor cores.
 static NodeRef attention_on_tensor_cores(const NodeRef& ast) {
   const NodeRef& a = ast->src[0];
@@ -171,6 +230,7 @@ static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
     case OptKind::GLOBAL:
       if (reduce) throw OptError("GLOBAL of a reduce axis");
       return substitute(ast, {{r, range(rsize(r.get()), rid(r.get()), AxisType::GLOBAL)}});
+    case OptKind::KBLOCK: return kblock(ast, r, o.amount, next_id);
     case OptKind::TC: case OptKind::SMEM: case OptKind::BLOCK_MMA: break;
   }
   throw OptError("unknown opt");

@@ -36,6 +36,13 @@
 //   SMEM   -  -   after TC (the last Opt): each k step, the block's threads copy the A and B tiles of
 //                 the block into shared memory together, and the mma fragments are read from there
 //                 (codegen/smem.h)
+//   KBLOCK a  n   reduce axis a -> a/n blocks x n (CPU loops): the block loop runs in order right
+//                 inside the outermost output loop (the one split across threads), outside the
+//                 other output loops, and each block adds its partial sum into the output, so the
+//                 part of an operand one block reads stays in cache while every output tile of
+//                 the outer loop's trip reads it (a matmul's K blocking). Only for a kernel of one
+//                 store whose value is its one ADD reduction or the output's element plus it
+//                 (a gradient accumulated in place); the sum's order changes only at block ends
 //   BLOCK_MMA c t the first and only Opt: matmul c (of tc_candidates) as a block-tiled tensor-core
 //                 matmul on tiling t (codegen/block_mma.h): the block's tiles pass through shared
 //                 memory (cp.async, ldmatrix) in a hand-written main loop; the epilogue stays generated
@@ -52,7 +59,21 @@
 
 namespace lg {
 
-enum class OptKind : uint8_t { UPCAST, UNROLL, LOCAL, GROUP, PADTO, THREAD, GLOBAL, GROUPTOP, GROUPOUT, TC, SMEM, BLOCK_MMA };
+enum class OptKind : uint8_t {
+  UPCAST,
+  UNROLL,
+  LOCAL,
+  GROUP,
+  PADTO,
+  THREAD,
+  GLOBAL,
+  GROUPTOP,
+  GROUPOUT,
+  TC,
+  SMEM,
+  BLOCK_MMA,
+  KBLOCK
+};
 
 struct Opt {
   OptKind kind;

@@ -181,7 +181,10 @@ class CWriter {
   void emit_load(const Node& n) {
     const Node& idx = *n.src[0];
     prefetch_strided(n);
-    if (n.dtype.count > 1) return define(n, str("lg_load_", vector_memory(n.dtype), "(&", ref(n.src[0]), ")"));
+    if (n.dtype.count > 1) {  // a gate is one condition for the whole vector (codegen/vectorize.h)
+      std::string v = str("lg_load_", vector_memory(n.dtype), "(&", ref(n.src[0]), ")");
+      return define(n, idx.src.size() == 3 ? str(ref(idx.src[2]), " ? ", v, " : ", splat(n.dtype, "0")) : v);
+    }
     std::string v = from_memory(n.dtype, ref(n.src[0]));
     if (idx.src.size() == 3) v = str(ref(idx.src[2]), " ? ", v, " : 0");
     define(n, v);
@@ -190,7 +193,10 @@ class CWriter {
   void emit_store(const Node& n) {
     const Node& idx = *n.src[0];
     DType t = n.src[1]->dtype;
-    if (t.count > 1) return line(str("lg_store_", vector_memory(t), "(&", ref(n.src[0]), ", ", ref(n.src[1]), ");"));
+    if (t.count > 1) {
+      std::string s = str("lg_store_", vector_memory(t), "(&", ref(n.src[0]), ", ", ref(n.src[1]), ");");
+      return line(idx.src.size() == 3 ? str("if (", ref(idx.src[2]), ") ", s) : s);
+    }
     std::string s = str(ref(n.src[0]), " = ", to_memory(n.src[1]->dtype, ref(n.src[1])), ";");
     line(idx.src.size() == 3 ? str("if (", ref(idx.src[2]), ") ", s) : s);
   }

@@ -61,10 +61,14 @@ class Vectorizer {
     return v->dtype.count > 1 ? v : broadcast(v);
   }
 
-  // INDEX(buf, i) whose element moves by 1 per lane -> INDEX(buf, i at lane 0) of a vector pointer.
+  // INDEX(buf, i[, gate]) whose element moves by 1 per lane -> INDEX(buf, i at lane 0[, gate]) of a
+  // vector pointer. A gate must be the same for every lane (it then loads or stores the whole vector).
   NodeRef first_lane_index(const NodeRef& idx) {
-    if (idx->src.size() != 2 || index_stride(idx->src[1], lane_.get()) != 1) throw NotVectorizable{};
-    return make(Op::INDEX, vec(idx->dtype.base()).as_ptr(), {idx->src[0], substitute(idx->src[1], {{lane_, index_const(0)}})});
+    if (index_stride(idx->src[1], lane_.get()) != 1) throw NotVectorizable{};
+    if (idx->src.size() == 3 && depends(idx->src[2].get())) throw NotVectorizable{};
+    std::vector<NodeRef> src{idx->src[0], substitute(idx->src[1], {{lane_, index_const(0)}})};
+    if (idx->src.size() == 3) src.push_back(idx->src[2]);
+    return make(Op::INDEX, vec(idx->dtype.base()).as_ptr(), std::move(src));
   }
 
   // An int32 value as lanes: broadcast when it does not depend on the lane; else an arange's element

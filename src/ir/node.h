@@ -28,7 +28,8 @@ using Pairs = std::vector<std::pair<int64_t, int64_t>>;
 // What kind of loop a RANGE is. Codegen optimizations change axis types; the scheduler makes only
 // LOOP (an output axis) and REDUCE (an axis folded by a REDUCE).
 // SERIAL: a loop whose iterations must run in order (a scatter-add's read-modify-write of
-// data-dependent addresses); no Opt splits, upcasts or parallelizes it.
+// data-dependent addresses; KBLOCK's blocks of a reduction, each adding into the output); no Opt
+// splits, upcasts or parallelizes it.
 enum class AxisType : uint8_t { LOOP, REDUCE, GLOBAL, LOCAL, THREAD, GROUP, UPCAST, UNROLL, SERIAL, COOP };
 const char* axis_type_name(AxisType t);
 

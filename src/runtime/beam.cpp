@@ -233,6 +233,7 @@ std::vector<Opt> beam_actions(const NodeRef& ast) {
     if (reduce) {
       for (int n : {2, 4, 8}) acts.push_back({OptKind::UNROLL, a, n});
       acts.push_back({OptKind::UPCAST, a, 16});  // 16 partial sums: one vector (codegen/vectorize.h)
+      for (int n : {128, 256, 512}) acts.push_back({OptKind::KBLOCK, a, n});  // blocks of the reduction
     } else {
       for (int n : {2, 4, 8, 16}) acts.push_back({OptKind::UPCAST, a, n});
       for (int n : {8, 16, 32}) acts.push_back({OptKind::LOCAL, a, n});

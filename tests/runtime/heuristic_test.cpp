@@ -115,6 +115,47 @@ TEST(Heuristic, EveryMatmulLayoutOnCpuEqualsTheInterpreter) {
       expect_close(run(matmul("CPU", l, n, k, m)), run(matmul("INTERP", l, n, k, m)));
 }
 
+// The LM head's weight gradient is dW = dlogits^T @ h, a TN matmul with a narrow right operand:
+// (n, k) @ (k, 128) with the left one stored (k, n). Each 8-row tile walks all of h (k x 128
+// floats, 1 MiB at k = 2048), more than L2 holds beside the rest, so the heuristic blocks the
+// reduction (512 steps: 256 KiB of h) inside chunks of 32 tiles of the parallel loop (KBLOCK and
+// LOCAL); at k = 256 h fits and nothing is blocked. Sums of small multiples of 1/8 are exact in
+// float32, so the CPU's values equal float64 sums bit for bit, also when the product is added into
+// a weight's gradient buffer (an ASSIGN of w + product: the blocks add into w's values).
+TEST(Heuristic, AWeightGradientWhoseOperandOutrunsL2IsBlockedAlongItsReduction) {
+  constexpr int64_t n = 4096, k = 2048, m = 128;
+  auto opts = [](int64_t kk) {
+    return to_string(cpu_heuristic_opts(
+        only_item(create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::TN, n, kk, m)})))
+            .ast));
+  };
+  EXPECT_EQ(opts(k), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), LOCAL(0,32), KBLOCK(2,512)]");
+  EXPECT_EQ(opts(256), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8)]");
+
+  // input(): element i of a stored (k, n) and of b stored (k, m) is scale * ((i * 7) % 11 - 5)
+  auto element = [](int64_t i, double scale) { return scale * static_cast<double>((i * 7) % 11 - 5); };
+  std::vector<double> at(k * n), bk(k * m), want(n * m, 0.0);
+  for (int64_t i = 0; i < k * n; i++) at[i] = element(i, 0.5);
+  for (int64_t i = 0; i < k * m; i++) bk[i] = element(i, 0.25);
+  for (int64_t kk = 0; kk < k; kk++)
+    for (int64_t r = 0; r < n; r++)
+      for (int64_t c = 0; c < m; c++) want[r * m + c] += at[kk * n + r] * bk[kk * m + c];
+  std::vector<float> got = run(matmul("CPU", Layout::TN, n, k, m));
+  ASSERT_EQ(got.size(), want.size());
+  for (int64_t i = 0; i < n * m; i++) ASSERT_EQ(got[i], static_cast<float>(want[i])) << i;
+
+  NodeRef w = input("CPU", {n, m}, 1.0f);
+  std::vector<float> w0 = values(w);
+  NodeRef sum =
+      make(Op::ASSIGN, dtypes::float32,
+           {w, w + make(Op::RESHAPE, dtypes::float32, {matmul("CPU", Layout::TN, n, k, m)}, Shape{n, m})});
+  Schedule accumulate = create_schedule(make(Op::SINK, dtypes::void_, {sum}));
+  EXPECT_EQ(to_string(cpu_heuristic_opts(only_item(accumulate).ast)),
+            "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), LOCAL(0,32), KBLOCK(2,512)]");
+  got = run(sum);
+  for (int64_t i = 0; i < n * m; i++) ASSERT_EQ(got[i], static_cast<float>(w0[i] + want[i])) << i;
+}
+
 // A TN matmul reads its broadcast operand down the columns, a stored row (8 KiB here) per k step,
 // which the hardware prefetchers do not follow: the C kernel prefetches it 16 steps ahead. An NN
 // matmul of narrow rows reads nothing a page apart and prefetches nothing.

@@ -81,7 +81,8 @@ std::vector<Opt> candidates(const NodeRef& ast) {
   int axes = static_cast<int>(kernel_axes(ast).size());
   for (int a = 0; a < axes; a++) {
     for (int amt : {2, 3, 4}) {
-      for (OptKind k : {OptKind::UPCAST, OptKind::UNROLL, OptKind::LOCAL, OptKind::GROUP, OptKind::PADTO})
+      for (OptKind k : {OptKind::UPCAST, OptKind::UNROLL, OptKind::LOCAL, OptKind::GROUP, OptKind::PADTO,
+                        OptKind::KBLOCK})
         c.push_back({k, a, amt});
     }
     c.push_back({OptKind::THREAD, a, 0});
@@ -171,6 +172,63 @@ TEST(Opts, IllegalOptsAreRejectedWithAReason) {
   EXPECT_NE(reason({{OptKind::LOCAL, 1, 4}}).find("LOCAL of a reduce axis"), std::string::npos);
   EXPECT_NE(reason({{OptKind::UNROLL, 7, 2}}).find("no axis 7"), std::string::npos);
   EXPECT_EQ(reason({{OptKind::UPCAST, 0, 3}, {OptKind::UNROLL, 1, 4}}), "");  // the upcast part is no axis
+  EXPECT_NE(reason({{OptKind::KBLOCK, 0, 2}}).find("KBLOCK of an output axis"), std::string::npos);
+  EXPECT_NE(reason({{OptKind::KBLOCK, 1, 12}}).find("does not split axis of size 12"), std::string::npos);
+  EXPECT_EQ(reason({{OptKind::KBLOCK, 1, 4}}), "");
+  // a value computed from the sum (here twice it) cannot be added up block by block
+  NodeRef twice = reduce(a, Op::ADD, {1});
+  ScheduleItem scaled = only_kernel(twice + twice);
+  EXPECT_THROW(apply_opts(scaled.ast, {{OptKind::KBLOCK, 1, 4}}), OptError);
+  ScheduleItem maxes = only_kernel(reduce(a, Op::MAX, {1}));
+  EXPECT_THROW(apply_opts(maxes.ast, {{OptKind::KBLOCK, 1, 4}}), OptError);
+}
+
+// KBLOCK: the block loop is SERIAL and sits right inside the outermost output loop, outside the
+// other output loops (and the LOCAL chunk); each block adds its sum into the output, which an
+// in-place accumulation (w = w + a @ b, a gradient summed into its buffer) already held: the
+// result is the unblocked kernel's, for every block size.
+TEST(Opts, KBlockRunsItsBlocksInsideTheOuterLoopAndAddsEachIntoTheOutput) {
+  NodeRef a = filled({8, 12}, dtypes::int32, 10), b = filled({12, 16}, dtypes::int32, 11);
+  NodeRef w = filled({8, 16}, dtypes::int32, 12);
+  NodeRef x = expand(reshape(a, {8, 1, 12}), {8, 16, 12});
+  NodeRef y = expand(reshape(make(Op::PERMUTE, b->dtype, {b}, Shape{1, 0}), {1, 16, 12}), {8, 16, 12});
+  ScheduleItem item =
+      only_kernel(make(Op::ASSIGN, w->dtype, {w, w + reshape(reduce(x * y, Op::ADD, {2}), {8, 16})}));
+  std::vector<uint8_t> w0(buffer_memory(*item.buffers[0]).bytes);
+  std::memcpy(w0.data(), buffer_memory(*item.buffers[0]).ptr, w0.size());
+  auto run_on_w0 = [&](const std::vector<Opt>& opts) {
+    LinearProgram p = lower_kernel(item.ast, item.name, opts);
+    std::memcpy(buffer_memory(*item.buffers[0]).ptr, w0.data(), w0.size());
+    auto prog = get_device("INTERP").load(p, "", {});
+    KernelArgs args;
+    for (const NodeRef& buf : item.buffers) {
+      args.buffers.push_back(buffer_memory(*buf).ptr);
+      args.sizes.push_back(buf->get_arg<BufferArg>().size);
+    }
+    prog->run(args);
+    std::vector<uint8_t> out(w0.size());
+    buffer_copy_out(*item.buffers[0], out.data(), out.size());
+    return out;
+  };
+  std::vector<uint8_t> want = run_on_w0({});
+  EXPECT_NE(want, w0);
+  for (const std::vector<Opt>& opts : std::vector<std::vector<Opt>>{
+           {{OptKind::KBLOCK, 2, 4}},
+           {{OptKind::KBLOCK, 2, 2}},
+           {{OptKind::UPCAST, 1, 4}, {OptKind::LOCAL, 0, 2}, {OptKind::KBLOCK, 2, 3}},
+           {{OptKind::UPCAST, 0, 2}, {OptKind::KBLOCK, 2, 6}, {OptKind::UNROLL, 2, 2}}})
+    EXPECT_EQ(run_on_w0(opts), want) << to_string(opts);
+
+  LinearProgram p = lower_kernel(item.ast, item.name, {{OptKind::LOCAL, 0, 2}, {OptKind::KBLOCK, 2, 4}});
+  std::vector<std::pair<AxisType, int64_t>> loops;  // in the order they open
+  for (const NodeRef& n : p.ops)
+    if (n->op == Op::RANGE) loops.emplace_back(n->get_arg<RangeArg>().type, n->src[0]->const_as_int());
+  ASSERT_EQ(loops.size(), 5u);
+  EXPECT_EQ(loops[0], std::make_pair(AxisType::LOOP, int64_t{4}));    // rows / 2, split across threads
+  EXPECT_EQ(loops[1], std::make_pair(AxisType::SERIAL, int64_t{3}));  // 3 blocks of 4 in turn
+  EXPECT_EQ(loops[2], std::make_pair(AxisType::LOOP, int64_t{16}));   // columns
+  EXPECT_EQ(loops[3], std::make_pair(AxisType::LOCAL, int64_t{2}));   // the chunk's rows
+  EXPECT_EQ(loops[4], std::make_pair(AxisType::REDUCE, int64_t{4}));  // a block's steps
 }
 
 TEST(Opts, UpcastMakesOneStorePerCopyAndUnrollFoldsCopies) {
