@@ -36,6 +36,8 @@
 //   MULTI_OUTPUT  1: elementwise ASSIGNs of one shape that read each other or the same inputs are
 //           one kernel of several outputs (default; an optimizer step is one pass), 0: a kernel
 //           each (schedule/multi_output.h)
+//   KBLOCK  1: the CPU heuristic blocks the reduction of an output-vector kernel whose reused
+//           operand outruns L2 (default), 0: never (codegen/heuristic.cpp; BEAM may still pick it)
 //   CUDA_PATH  the CUDA toolkit (NVRTC and its headers; default: next to libnvrtc, /usr/local/cuda)
 //   RING, ALL2ALL  allreduce algorithm choice: 0 never, 1 when large (default RING=1, ALL2ALL=0),
 //           2 always (schedule/allreduce.h)
@@ -65,6 +67,7 @@ struct Config {
   bool smem = false;  // SMEM=1: shared-memory staging of matmul tiles (codegen/smem.h)
   bool flash_attention = false;  // FLASH_ATTENTION=1: fused attention in the Llama model
   bool multi_output = true;  // MULTI_OUTPUT=0: no kernels of several outputs (schedule/multi_output.h)
+  bool kblock = true;        // KBLOCK=0: the CPU heuristic picks no K blocking (codegen/heuristic.cpp)
   // Tensor-core tiling (codegen/heuristic_tc.cpp), at most: mma tiles per warp along m and n, warps
   // per block along m and n. TC_WARP=MxN, TC_BLOCK=MxN, powers of two.
   int tc_warp_m = 4, tc_warp_n = 8, tc_block_m = 2, tc_block_n = 2;

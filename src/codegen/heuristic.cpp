@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "base/config.h"
 #include "codegen/access.h"
 #include "codegen/opt.h"
 #include "ir/attention.h"
@@ -154,7 +155,7 @@ std::vector<Opt> reduce_opts(const KernelShape& k) {
     int panel = last_axis(k, false, [&](int a) { return a != tile && left[a] >= kParallelTrips && k.moves_vectors_along(a, vec); });
     if (panel > 0) opts.push_back({OptKind::THREAD, panel});
     if (panel > 0) return opts;
-    if (left[0] >= kParallelTrips) block_reduction(k, left, opts);
+    if (config().kblock && left[0] >= kParallelTrips) block_reduction(k, left, opts);
   } else if (int red = vector_axis(true); red >= 0) {
     upcast(red, {kVectorLanes});
     int tiles = 0;

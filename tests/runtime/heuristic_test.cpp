@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 
+#include "base/config.h"
 #include "codegen/access.h"
 #include "codegen/heuristic.h"
 #include "codegen/program.h"
@@ -131,6 +132,9 @@ TEST(Heuristic, AWeightGradientWhoseOperandOutrunsL2IsBlockedAlongItsReduction) 
   };
   EXPECT_EQ(opts(k), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), LOCAL(0,32), KBLOCK(2,512)]");
   EXPECT_EQ(opts(256), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8)]");
+  config().kblock = false;  // KBLOCK=0: the A/B switch
+  EXPECT_EQ(opts(k), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8)]");
+  config().kblock = true;
 
   // input(): element i of a stored (k, n) and of b stored (k, m) is scale * ((i * 7) % 11 - 5)
   auto element = [](int64_t i, double scale) { return scale * static_cast<double>((i * 7) % 11 - 5); };
