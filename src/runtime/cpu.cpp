@@ -10,112 +10,19 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
-#include <unordered_map>
 
 #include "base/config.h"
 #include "base/error.h"
-#include "runtime/file_text.h"
 #include "codegen/heuristic.h"
 #include "codegen/render_c.h"
+#include "runtime/file_text.h"
+#include "runtime/host_allocator.h"
 #include "runtime/thread_pool.h"
 
 namespace lg {
 namespace {
 
 std::atomic<size_t> compiles{0};
-
-// Freed large mappings by size, shared by the CPU devices of the process. Never destroyed:
-// buffers are freed when their nodes die, which may be during static destruction, after the
-// devices.
-struct MappingCache {
-  std::mutex mu;
-  std::unordered_multimap<size_t, void*> mappings;
-  size_t bytes = 0;
-};
-MappingCache& mapping_cache() {
-  static MappingCache* c = new MappingCache();
-  return *c;
-}
-
-// Small buffers: 64-byte aligned heap memory, zeroed. Large ones (kMapThreshold and up): anonymous
-// mappings, from 4 MiB on advised as transparent huge pages. A freed large mapping is kept for the
-// next allocation of exactly its size (up to kCacheFraction of physical memory in all), which gets
-// it back with its pages already faulted in and its old contents: the same sizes recur in every
-// step of a loop, and a fresh 64 MiB mapping costs 16k page faults that zero the memory on first
-// touch, more time than an elementwise kernel's pass over it. Kernels write every element of
-// their outputs (as in a Jit arena, where intermediates share memory), so no fill is needed.
-class HostAllocator : public Allocator {
- public:
-  static constexpr size_t kMapThreshold = size_t{1} << 20;
-  static constexpr size_t kHugeThreshold = size_t{4} << 20;
-  static constexpr size_t kCacheFraction = 8;  // cache at most 1/8 of physical memory
-
-  void* alloc(size_t bytes) override {
-    if (bytes < kMapThreshold) return alloc_small(bytes);
-    if (void* p = take_cached(bytes)) return p;
-    void* p = map(bytes);
-    if (p == MAP_FAILED) {  // memory held by the cache may be what is missing
-      release_cached();
-      p = map(bytes);
-    }
-    LG_USER_CHECK(p != MAP_FAILED, "out of host memory: mapping ", bytes, " bytes (", bytes >> 30,
-                  " GiB) failed; use a smaller batch, sequence or model");
-    return p;
-  }
-  void free(void* p, size_t bytes) override {
-    if (bytes < kMapThreshold) return std::free(p);
-    MappingCache& c = mapping_cache();
-    {
-      std::lock_guard lock(c.mu);
-      if (c.bytes + bytes <= cache_limit()) {
-        c.mappings.emplace(bytes, p);
-        c.bytes += bytes;
-        return;
-      }
-    }
-    munmap(p, bytes);
-  }
-  void copy_in(void* dst, const void* host, size_t bytes) override { std::memcpy(dst, host, bytes); }
-  void copy_out(void* host, const void* src, size_t bytes) override { std::memcpy(host, src, bytes); }
-  bool host_memory() const override { return true; }
-
- private:
-  static size_t cache_limit() {
-    static const size_t limit = static_cast<size_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<size_t>(sysconf(_SC_PAGESIZE)) / kCacheFraction;
-    return limit;
-  }
-  static void* alloc_small(size_t bytes) {
-    void* p = nullptr;
-    LG_CHECK(posix_memalign(&p, 64, bytes == 0 ? 64 : bytes) == 0, "out of host memory allocating ", bytes, " bytes");
-    std::memset(p, 0, bytes);
-    return p;
-  }
-  static void* map(size_t bytes) {
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    // Transparent huge pages where the system allows them: kernels that stride through big
-    // tensors (a matmul's transposed operand) otherwise miss the TLB on every access.
-    if (p != MAP_FAILED && bytes >= kHugeThreshold) madvise(p, bytes, MADV_HUGEPAGE);
-    return p;
-  }
-  static void* take_cached(size_t bytes) {
-    MappingCache& c = mapping_cache();
-    std::lock_guard lock(c.mu);
-    auto it = c.mappings.find(bytes);
-    if (it == c.mappings.end()) return nullptr;
-    void* p = it->second;
-    c.mappings.erase(it);
-    c.bytes -= bytes;
-    return p;
-  }
-  static void release_cached() {
-    MappingCache& c = mapping_cache();
-    std::lock_guard lock(c.mu);
-    for (auto& [bytes, p] : c.mappings) munmap(p, bytes);
-    c.mappings.clear();
-    c.bytes = 0;
-  }
-};
 
 bool on_path(const std::string& exe) {
   return std::system(("command -v " + exe + " >/dev/null 2>&1").c_str()) == 0;

@@ -5,8 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "base/error.h"
 #include "runtime/buffer.h"
+#include "runtime/host_allocator.h"
 #include "runtime/realize.h"
 #include "schedule/schedule.h"
 
@@ -197,6 +200,54 @@ TEST(Jit, CaptureReleasesTheIntermediatesOwnMemory) {
   Tensor out = step({x})[0];  // the capture: only the output's buffer stays allocated
   EXPECT_EQ(buffer_bytes_in_use(), before + 4 * 16 * sizeof(float));
   expect_same_values(out, chain({x})[0]);
+}
+
+// A float32 tensor's values, read without a conversion kernel (no buffer but the tensor's own).
+std::vector<float> floats(const Tensor& t) {
+  std::vector<uint8_t> raw = t.to_host();
+  std::vector<float> v(raw.size() / sizeof(float));
+  std::memcpy(v.data(), raw.data(), raw.size());
+  return v;
+}
+
+// On the CPU device the arena is a size the step never allocated: it is made of the pages of the
+// capture's own intermediates, freed before the plan allocates it (runtime/host_allocator.h).
+TEST(Jit, OnTheCpuDeviceTheArenaTakesTheCapturesFreedPages) {
+  Tensor::manual_seed(11);
+  const size_t bytes = 1024 * 1024 * sizeof(float);  // 4 MiB: mappings advised as huge pages
+  std::vector<Tensor> xs;
+  std::vector<std::vector<float>> want;
+  for (int call = 0; call < 4; call++) {
+    xs.push_back(Tensor::randn({1024, 1024}, dtypes::float32, "CPU").realize());
+    want.push_back(floats(chain({xs.back()})[0]));
+  }
+  HostAllocator::release_pool();
+  Jit step(chain);
+  std::vector<HostAllocator::Stats> d;  // per call: what the allocator did during it
+  for (int call = 0; call < 4; call++) {
+    HostAllocator::Stats before = HostAllocator::stats();
+    std::vector<float> got = floats(step({xs[static_cast<size_t>(call)]})[0]);
+    HostAllocator::Stats after = HostAllocator::stats();
+    d.push_back({after.fresh - before.fresh, after.reused - before.reused, after.recycled - before.recycled,
+                 after.pooled});
+    for (size_t i = 0; i < got.size(); i += 4099)
+      ASSERT_NEAR(got[i], want[static_cast<size_t>(call)][i],
+                  1e-4 * (1 + std::abs(want[static_cast<size_t>(call)][i])))
+          << "call " << call;
+  }
+  // Each y_k is freed once y_{k+1} has read it (the output once its tensor dies), so a call takes
+  // the pool's mappings back as y_{k+2}. Eager: y1 and y2 fresh, y3..y6 reused; y5 and y6 pooled.
+  EXPECT_EQ(d[0].fresh, 2 * bytes);
+  EXPECT_EQ(d[0].reused, 4 * bytes);
+  // Capture: y1..y6 reused, y6 kept as the output; then the plan's arena (2 x 4 MiB), a size never
+  // allocated before: the pool holds y5's mapping, whose pages become its first half.
+  EXPECT_EQ(step.planned_bytes(), 2 * bytes);
+  EXPECT_EQ(d[1].reused, 6 * bytes);
+  EXPECT_EQ(d[1].recycled, bytes);
+  EXPECT_EQ(d[1].fresh, bytes);
+  for (size_t call = 2; call < 4; call++) {  // replays allocate nothing
+    EXPECT_EQ(d[call].fresh + d[call].reused + d[call].recycled, 0u) << "call " << call;
+  }
 }
 
 TEST(Jit, OutputViewOfAnInputFollowsTheNewInput) {
