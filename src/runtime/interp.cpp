@@ -12,7 +12,8 @@
 namespace lg {
 namespace {
 
-class HostAllocator : public Allocator {
+// Zeroed heap memory for every size: the reference device keeps memory simple (no pool).
+class CallocAllocator : public Allocator {
  public:
   void* alloc(size_t bytes) override {
     void* p = std::calloc(bytes == 0 ? 1 : bytes, 1);
@@ -212,7 +213,7 @@ class InterpDevice : public Device {
 
  private:
   std::string name_;
-  HostAllocator alloc_;
+  CallocAllocator alloc_;
 };
 
 }  // namespace
