@@ -68,8 +68,8 @@ struct Config {
   bool flash_attention = false;  // FLASH_ATTENTION=1: fused attention in the Llama model
   bool multi_output = true;  // MULTI_OUTPUT=0: no kernels of several outputs (schedule/multi_output.h)
   bool kblock = true;        // KBLOCK=0: the CPU heuristic picks no K blocking (codegen/heuristic.cpp)
-  bool recycle_pages =
-      true;  // RECYCLE_PAGES=0: new host mappings take no pooled pages (runtime/host_allocator.h)
+  // RECYCLE_PAGES=0: a new host mapping takes no pooled pages (runtime/host_allocator.h)
+  bool recycle_pages = true;
   // Tensor-core tiling (codegen/heuristic_tc.cpp), at most: mma tiles per warp along m and n, warps
   // per block along m and n. TC_WARP=MxN, TC_BLOCK=MxN, powers of two.
   int tc_warp_m = 4, tc_warp_n = 8, tc_block_m = 2, tc_block_n = 2;
