@@ -17,6 +17,7 @@
 #include "codegen/render_c.h"
 #include "runtime/file_text.h"
 #include "runtime/host_allocator.h"
+#include "runtime/host_cpu.h"
 #include "runtime/thread_pool.h"
 
 namespace lg {
@@ -45,12 +46,16 @@ class CCompiler : public Compiler {
     flags_ = "-march=native -mprefer-vector-width=512 -std=c11 -fPIC -ffp-contract=off -fwrapv -fno-math-errno -fno-strict-aliasing";
     direct_link_ = on_path("ld");
     if (config().debug >= 1)
-      std::fprintf(stderr, "CPU compiler: %s -O2 %s (linked by %s)%s\n", cc_.c_str(), flags_.c_str(), direct_link_ ? "ld" : cc_.c_str(),
+      std::fprintf(stderr, "CPU compiler: %s -O2 %s for %s (linked by %s)%s\n", cc_.c_str(), flags_.c_str(),
+                   host_cpu_signature().c_str(), direct_link_ ? "ld" : cc_.c_str(),
                    checking_ ? str("; -O0 for sources over ", kCheckLargeSource, " bytes").c_str() : "");
   }
 
+  // -march=native compiles for this processor: its signature keeps kernels apart between machines
+  // (runtime/host_cpu.h).
   std::string key() const override {
-    return str(cc_, " ", flags_, checking_ ? str(" -O0 over ", kCheckLargeSource, " bytes, else") : "", " -O2 ", version());
+    return str(cc_, " ", flags_, " (", host_cpu_signature(), ")",
+               checking_ ? str(" -O0 over ", kCheckLargeSource, " bytes, else") : "", " -O2 ", version());
   }
 
   std::vector<uint8_t> compile(const std::string& source) const override {
