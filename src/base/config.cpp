@@ -44,6 +44,7 @@ static Config read_config() {
   c.multi_output = env_int("MULTI_OUTPUT", 1) != 0;
   c.kblock = env_int("KBLOCK", 1) != 0;
   c.recycle_pages = env_int("RECYCLE_PAGES", 1) != 0;
+  c.stream_stores = env_int("STREAM_STORES", 1) != 0;
   c.tc_run = env_int("TC_RUN", 16);
   LG_USER_CHECK(c.tc_run == 0 || c.tc_run == 8 || c.tc_run == 16 || c.tc_run == 32, "environment variable TC_RUN=", c.tc_run,
                 " is not 0 (the PTX fragment order), 8, 16 or 32 (bytes each lane reads in one piece)");

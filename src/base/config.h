@@ -70,6 +70,8 @@ struct Config {
   bool kblock = true;        // KBLOCK=0: the CPU heuristic picks no K blocking (codegen/heuristic.cpp)
   // RECYCLE_PAGES=0: a new host mapping takes no pooled pages (runtime/host_allocator.h)
   bool recycle_pages = true;
+  // STREAM_STORES=0: CPU kernels store large outputs as ordinary stores (codegen/streaming_stores.h)
+  bool stream_stores = true;
   // Tensor-core tiling (codegen/heuristic_tc.cpp), at most: mma tiles per warp along m and n, warps
   // per block along m and n. TC_WARP=MxN, TC_BLOCK=MxN, powers of two.
   int tc_warp_m = 4, tc_warp_n = 8, tc_block_m = 2, tc_block_n = 2;

@@ -51,6 +51,19 @@ static inline double lg_maxd(double a, double b) { return (a != a || b != b) ? _
 typedef float lg_f32x16 __attribute__((vector_size(64)));
 static inline lg_f32x16 lg_load_f32x16(const float* p) { lg_f32x16 v; memcpy(&v, p, sizeof v); return v; }
 static inline void lg_store_f32x16(float* p, lg_f32x16 v) { memcpy(p, &v, sizeof v); }
+/* Streaming stores (codegen/streaming_stores.h): a whole 64-byte line written to memory without
+   reading it first, when p is 64-byte aligned (else an ordinary store); lg_stream_fence, at the end
+   of a kernel that streams, orders them before it returns. */
+#if defined(__clang__) && defined(__x86_64__)
+static inline void lg_stream_f32x16(float* p, lg_f32x16 v) {
+  if (((uintptr_t)p & 63) == 0) __builtin_nontemporal_store(v, (lg_f32x16*)__builtin_assume_aligned(p, 64));
+  else memcpy(p, &v, sizeof v);
+}
+static inline void lg_stream_fence(void) { __builtin_ia32_sfence(); }
+#else
+static inline void lg_stream_f32x16(float* p, lg_f32x16 v) { memcpy(p, &v, sizeof v); }
+static inline void lg_stream_fence(void) {}
+#endif
 typedef uint16_t lg_u16x16 __attribute__((vector_size(32)));
 typedef uint32_t lg_u32x16 __attribute__((vector_size(64)));
 static inline lg_f32x16 lg_load_bf16x16(const uint16_t* p) { /* lg_bf16_to_f per lane */

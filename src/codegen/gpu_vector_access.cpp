@@ -4,10 +4,10 @@
 #include <map>
 #include <tuple>
 
+#include "codegen/index_divisor.h"
+
 namespace lg {
 namespace {
-
-constexpr int64_t kAnyPowerOfTwo = int64_t{1} << 20;  // "divisible by every power we ask about"
 
 // Elements of t in 16 bytes when the renderers have a vector type for them, else 0.
 int lanes_of(DType t) {
@@ -15,34 +15,6 @@ int lanes_of(DType t) {
   if (t.scalar == Scalar::Float32) return 4;
   if (t.scalar == Scalar::BFloat16 || t.scalar == Scalar::Float16) return 8;
   return 0;
-}
-
-// The largest power of two (up to kAnyPowerOfTwo) that divides every value of integer node n.
-// Sound: a sum is divisible by what divides both terms, a product by the product of the factors'.
-int64_t power_of_two_divisor(const Node* n, std::unordered_map<const Node*, int64_t>& memo) {
-  if (auto it = memo.find(n); it != memo.end()) return it->second;
-  int64_t d = 1;
-  switch (n->op) {
-    case Op::CONST: {
-      int64_t v = n->const_as_int();
-      d = v == 0 ? kAnyPowerOfTwo : std::min<int64_t>(v & -v, kAnyPowerOfTwo);
-      if (d < 0) d = kAnyPowerOfTwo;  // INT64_MIN
-      break;
-    }
-    case Op::ADD:
-      d = std::min(power_of_two_divisor(n->src[0].get(), memo), power_of_two_divisor(n->src[1].get(), memo));
-      break;
-    case Op::MUL:
-      d = std::min(power_of_two_divisor(n->src[0].get(), memo) * power_of_two_divisor(n->src[1].get(), memo),
-                   kAnyPowerOfTwo);
-      break;
-    case Op::SHL:
-      if (n->src[1]->is_const() && n->src[1]->const_as_int() >= 0 && n->src[1]->const_as_int() < 20)
-        d = std::min(power_of_two_divisor(n->src[0].get(), memo) << n->src[1]->const_as_int(), kAnyPowerOfTwo);
-      break;
-    default: break;
-  }
-  return memo[n] = d;
 }
 
 // An access of the program, as grouping sees it.

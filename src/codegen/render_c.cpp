@@ -12,6 +12,7 @@
 #include "codegen/c_prelude.h"
 #include "codegen/render_attention.h"
 #include "codegen/scalar_expr.h"
+#include "codegen/streaming_stores.h"
 #include "codegen/tensor_core.h"
 #include "ir/graph.h"
 
@@ -80,7 +81,9 @@ class CWriter {
       if (p_.globals[k].scalar != Scalar::Void)
         out_ += str("  ", mem_type(p_.globals[k]), "* restrict data", k, " = (", mem_type(p_.globals[k]), "*)bufs[", k, "];\n");
     parallel_ = parallel_extent(p_) > 0;
+    streaming_ = streaming_stores(p_);
     for (const NodeRef& n : p_.ops) emit(*n);
+    if (!streaming_.empty()) out_ += "  lg_stream_fence();\n";
     return out_ + "}\n";
   }
 
@@ -91,6 +94,7 @@ class CWriter {
   bool parallel_ = false;
   bool first_range_ = true;
   std::vector<const Node*> loops_;                     // the open RANGEs, innermost last
+  std::unordered_set<const Node*> streaming_;          // STOREs written as streaming stores
   std::unordered_map<const Node*, std::string> expr_;  // how to refer to each value
   int next_ = 0;
 
@@ -194,7 +198,8 @@ class CWriter {
     const Node& idx = *n.src[0];
     DType t = n.src[1]->dtype;
     if (t.count > 1) {
-      std::string s = str("lg_store_", vector_memory(t), "(&", ref(n.src[0]), ", ", ref(n.src[1]), ");");
+      std::string s = str(streaming_.count(&n) ? "lg_stream_" : "lg_store_", vector_memory(t), "(&",
+                          ref(n.src[0]), ", ", ref(n.src[1]), ");");
       return line(idx.src.size() == 3 ? str("if (", ref(idx.src[2]), ") ", s) : s);
     }
     std::string s = str(ref(n.src[0]), " = ", to_memory(n.src[1]->dtype, ref(n.src[1])), ";");
