@@ -6,6 +6,7 @@
 #include <csignal>
 #include <filesystem>
 #include <random>
+#include <thread>
 
 #include "base/error.h"
 #include "llm/batch_iterator.h"
@@ -13,6 +14,7 @@
 #include "llm/synthetic.h"
 #include "llm/train_step.h"
 #include "nn/lr_schedule.h"
+#include "runtime/host_cpu.h"
 
 namespace lg::llm {
 
@@ -60,7 +62,10 @@ MlperfConfig mlperf_preset(const std::string& name, const std::string& data_dir)
     c.max_samples = 16 * 1000;
     c.loss_chunk = 1024;
     c.dtype = "fp32";
-    c.platform = "2-core CPU";
+    // the machine it runs on, as MLPerf's system descriptions name it, e.g.
+    // "2-core CPU (Intel(R) Xeon(R) Processor)"
+    c.platform = std::to_string(std::max(1u, std::thread::hardware_concurrency())) + "-core CPU (" +
+                 host_cpu_model() + ")";
     c.train_prefix = data_dir + "/brown/brown-train_text_document";
     c.eval_prefix = data_dir + "/brown/brown-validation_text_document";
   } else {

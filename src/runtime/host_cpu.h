@@ -21,4 +21,10 @@ std::string cpu_signature_of(std::string_view cpuinfo);
 // cpu_signature_of(/proc/cpuinfo), read once per process; "unknown cpu" when it cannot be read.
 const std::string& host_cpu_signature();
 
+// The processor's name for people ("model name" on x86, "Model" or "Hardware" on Arm, from the
+// first block), e.g. "Intel(R) Xeon(R) Processor"; "unknown processor" without one. What MLPerf
+// logs name as the platform of a CPU run.
+std::string cpu_model_of(std::string_view cpuinfo);
+const std::string& host_cpu_model();  // of /proc/cpuinfo, read once per process
+
 }  // namespace lg

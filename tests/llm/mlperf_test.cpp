@@ -3,12 +3,14 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "base/config.h"
 #include "common/user_error.h"
 #include "llm/data_paths.h"
 #include "llm/mllog.h"
 #include "llm/mlperf.h"
+#include "runtime/host_cpu.h"
 
 namespace lg::llm {
 namespace {
@@ -73,6 +75,9 @@ TEST(Mlperf, PresetsAndValidation) {
   EXPECT_EQ(real.micro_batch() * real.grad_accum, 16);
   MlperfConfig mini = mlperf_preset("mini", "data");
   EXPECT_EQ(mini.model.vocab_size, 128256);  // the real Llama 3.1 vocabulary
+  // its platform is this machine: "<cores>-core CPU (<model name of /proc/cpuinfo>)"
+  EXPECT_EQ(mini.platform, std::to_string(std::max(1u, std::thread::hardware_concurrency())) + "-core CPU (" +
+                               host_cpu_model() + ")");
   EXPECT_NE(testing_util::error_of([] { mlperf_preset("gpt3", "data"); }).find("mini"), std::string::npos);
   mini.global_batch = 15, mini.grad_accum = 2;
   EXPECT_NE(testing_util::error_of([&] { mini.validate(); }).find("--accum"), std::string::npos);

@@ -73,12 +73,24 @@ TEST(HostCpu, ArmFieldsAndMissingOnes) {
   EXPECT_EQ(cpu_signature_of("\n\nno colon here\nvendor_id : X\n"), "X ?/? flags ?");
 }
 
+TEST(HostCpu, TheModelNameForPeople) {
+  EXPECT_EQ(cpu_model_of(intel(kFlags)), "Intel(R) Xeon(R) Platinum 8481C CPU @ 2.70GHz");
+  EXPECT_EQ(cpu_model_of("processor\t: 0\nFeatures\t: fp asimd\nCPU part\t: 0xd40\n\nHardware\t: BCM2835\n"),
+            "unknown processor");  // Hardware after the first block: not read
+  EXPECT_EQ(cpu_model_of("processor\t: 0\nFeatures\t: fp asimd\nHardware\t: BCM2835\n"), "BCM2835");
+  EXPECT_EQ(cpu_model_of(""), "unknown processor");
+}
+
 TEST(HostCpu, TheHostsSignatureIsThatOfProcCpuinfoAndKeysCpuKernels) {
   std::ifstream f("/proc/cpuinfo");
   if (!f) GTEST_SKIP() << "no /proc/cpuinfo on this machine";
   std::stringstream text;
   text << f.rdbuf();
   EXPECT_EQ(host_cpu_signature(), cpu_signature_of(text.str()));
+  EXPECT_EQ(host_cpu_model(), cpu_model_of(text.str()));
+  if (size_t at = text.str().find("model name"); at != std::string::npos) {  // x86: its first line's value
+    EXPECT_NE(text.str().find(": " + host_cpu_model() + "\n", at), std::string::npos) << host_cpu_model();
+  }
   Device& cpu = get_device("CPU");
   ASSERT_NE(cpu.compiler(), nullptr);
   EXPECT_NE(cpu.compiler()->key().find("(" + host_cpu_signature() + ")"), std::string::npos)
