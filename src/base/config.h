@@ -33,9 +33,10 @@
 //   FLASH_ATTENTION  1: the Llama model's attention is one fused op (Tensor::flash_attention: no
 //           S x S scores stored, recomputed in the backward pass), 0: matmul and softmax (default)
 //           (docs/llama.md)
-//   MULTI_OUTPUT  1: elementwise ASSIGNs of one shape that read each other or the same inputs are
-//           one kernel of several outputs (default; an optimizer step is one pass), 0: a kernel
-//           each (schedule/multi_output.h)
+//   MULTI_OUTPUT  1: elementwise ASSIGNs of one shape that read each other or the same inputs,
+//           and row reductions of which one reads the other, are one kernel of several outputs
+//           (default; an optimizer step is one pass, so is a cross-entropy's max and sum of
+//           exponentials), 0: a kernel each (schedule/multi_output.h)
 //   KBLOCK  1: the CPU heuristic blocks the reduction of an output-vector kernel whose reused
 //           operand outruns L2 (default), 0: never (codegen/heuristic.cpp; BEAM may still pick it)
 //   CUDA_PATH  the CUDA toolkit (NVRTC and its headers; default: next to libnvrtc, /usr/local/cuda)

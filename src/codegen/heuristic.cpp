@@ -193,6 +193,15 @@ bool has_row_reductions(const NodeRef& ast) {
   return false;
 }
 
+// Whether the kernel reduces each row several times into values per row: one output axis (the
+// rows) and a reduce axis per reduction (a row's max and its sum of exponentials, one kernel of
+// two outputs: schedule/multi_output.h). Each reduction's loop is a row kernel's.
+bool reduces_each_row_several_times(const KernelShape& k) {
+  int outputs = 0, reduces = 0;
+  for (int a = 0; a < k.axes(); a++) (k.reduce[a] ? reduces : outputs)++;
+  return outputs == 1 && !k.reduce[0] && reduces >= 2;
+}
+
 // A row kernel: every reduce axis along which the loads are contiguous gets one vector of partial
 // results times up to 4 (the add latency), the last output axis one vector (the row's elements),
 // and the outer (row) loop stays the parallel one, so each row's reductions run once, next to the
@@ -219,7 +228,7 @@ std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast) {
   if (is_attention_kernel(ast)) return {};  // its block loop is the one split across threads
   KernelShape k(ast);
   bool has_reduce = std::find(k.reduce.begin(), k.reduce.end(), true) != k.reduce.end();
-  if (has_reduce && has_row_reductions(ast)) return row_opts(k);
+  if (has_reduce && (has_row_reductions(ast) || reduces_each_row_several_times(k))) return row_opts(k);
   if (has_reduce) {
     std::vector<Opt> opts = reduce_opts(k);
     if (!opts.empty() &&

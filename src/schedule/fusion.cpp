@@ -90,9 +90,6 @@ bool has_rows_of(const Shape& wide, const Shape& row) {
 // An EXPAND of a row shape along its trailing axes: a value per row, broadcast along the row.
 bool is_row_expand(const Node* n) { return n->op == Op::EXPAND && has_rows_of(n->shape, n->src[0]->shape); }
 
-// A REDUCE_AXIS of trailing axes to a row shape: one value per row.
-bool is_row_reduce(const Node* n) { return n->op == Op::REDUCE_AXIS && has_rows_of(n->src[0]->shape, n->shape); }
-
 // Whether user u of a node keeps the node inside the row space: elementwise ops, row expands and
 // row reductions, up to a realize point that is elementwise or a row reduction.
 bool keeps_rows(const Node* user, bool realized, bool user_in_rows) {
@@ -269,6 +266,10 @@ bool permuted_on_the_way(const UserMap& um, int i, int t) {
 }
 
 }  // namespace
+
+bool is_row_reduce(const Node* n) {
+  return n->op == Op::REDUCE_AXIS && has_rows_of(n->src[0]->shape, n->shape);
+}
 
 std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink) {
   const auto& order = um.order;

@@ -48,4 +48,7 @@ namespace lg {
 // realize[i] for the nodes of um.order.
 std::vector<bool> find_realize_points(const UserMap& um, const NodeRef& sink);
 
+// A REDUCE_AXIS of trailing axes to a row shape (rows..., 1...): one value per row.
+bool is_row_reduce(const Node* n);
+
 }  // namespace lg

@@ -2,22 +2,33 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "base/config.h"
 #include "ir/graph.h"
+#include "schedule/fusion.h"
 
 namespace lg {
 namespace {
 
-// An elementwise ASSIGN kernel: the entries a group may hold.
-bool is_candidate(const Planned& p) {
-  if (p.item.kind != ScheduleItem::Kind::Kernel || p.points.size() != 1 || p.points[0]->op != Op::ASSIGN)
-    return false;
+// The entries a group may hold: elementwise ASSIGN kernels, and row reduction kernels (a group
+// holds one kind).
+enum class Kind { kNone, kAssign, kRowReduce };
+
+Kind kind_of(const Planned& p) {
+  if (p.item.kind != ScheduleItem::Kind::Kernel || p.points.size() != 1) return Kind::kNone;
+  Kind k = p.points[0]->op == Op::ASSIGN ? Kind::kAssign
+           : is_row_reduce(p.points[0])  ? Kind::kRowReduce
+                                         : Kind::kNone;
+  if (k == Kind::kNone) return k;
   for (const NodeRef& s : p.item.ast->src)
-    if (s->op != Op::STORE) return false;  // an ATTENTION kernel
-  for (const Node* n : toposort(p.item.ast))
-    if (n->op == Op::RANGE && n->get_arg<RangeArg>().type != AxisType::LOOP) return false;
-  return true;
+    if (s->op != Op::STORE) return Kind::kNone;  // an ATTENTION kernel
+  for (const Node* n : toposort(p.item.ast)) {
+    if (n->op != Op::RANGE) continue;
+    AxisType t = n->get_arg<RangeArg>().type;
+    if (t != AxisType::LOOP && !(k == Kind::kRowReduce && t == AxisType::REDUCE)) return Kind::kNone;
+  }
+  return k;
 }
 
 const Node* target_of(const Planned& p) { return p.item.buffers[0].get(); }
@@ -86,7 +97,7 @@ void merge_outputs(std::vector<Planned>& plan, const std::unordered_map<const No
   if (!config().multi_output) return;
   std::vector<size_t> cands;
   for (size_t i = 0; i < plan.size(); i++)
-    if (is_candidate(plan[i])) cands.push_back(i);
+    if (kind_of(plan[i]) != Kind::kNone) cands.push_back(i);
   if (cands.size() < 2) return;
   std::vector<std::vector<size_t>> next = dependency_edges(plan);
   Groups gs{next, {}, {}};
@@ -95,16 +106,19 @@ void merge_outputs(std::vector<Planned>& plan, const std::unordered_map<const No
     gs.members.push_back({i});
   }
   // Greedy, in graph order: an entry joins the first open group it is related to (reads a
-  // member, is read by one, or shares an input with one) where every rule holds.
-  std::map<std::pair<Shape, std::string>, std::vector<size_t>> open;  // (shape, device) -> groups
+  // member, is read by one, or, for ASSIGNs, shares an input with one) where every rule holds.
+  std::map<std::tuple<Kind, Shape, std::string>, std::vector<size_t>>
+      open;  // (kind, shape, device) -> groups
   for (size_t i : cands) {
     const Planned& e = plan[i];
-    std::vector<size_t>& list = open[{e.points[0]->shape, target_of(e)->device_name()}];
+    Kind kind = kind_of(e);
+    std::vector<size_t>& list = open[{kind, e.points[0]->shape, target_of(e)->device_name()}];
     bool joined = false;
     for (size_t g : list) {
       bool related = false, allowed = true;
       for (size_t a : gs.members[g]) {
-        related |= reads_point_of(e, plan[a]) || reads_point_of(plan[a], e) || shares_a_read(e, plan[a]);
+        related |= reads_point_of(e, plan[a]) || reads_point_of(plan[a], e) ||
+                   (kind == Kind::kAssign && shares_a_read(e, plan[a]));
         allowed &= may_join(e, plan[a]);
       }
       if (!related || !allowed || gs.path_through_others(g, i) || gs.path_through_others(i, g)) continue;

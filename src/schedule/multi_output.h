@@ -5,6 +5,12 @@
 // step is the case it is for: AdamW's m, v, parameter and 16-bit copy updates are one pass over
 // memory (30 bytes per parameter) instead of four (46). MULTI_OUTPUT=0 keeps a kernel each.
 //
+// Row reductions (schedule/fusion.h is_row_reduce) of one shape on one device of which one reads
+// the other group the same way (never with ASSIGNs): a cross-entropy's row maximum (realized, since
+// the loss and the gradient read it too) and its sum of exponentials, which reads it, are one
+// kernel. Each row is read from memory once, by the maximum's loop, and again from cache by the
+// sum's: in the mini training step, 148 -> 86 ms a step for the LM head's row passes.
+//
 // Entries join a group only when the result is safe to run as one kernel:
 //  - each writes a buffer no other member writes, and no member reads the old value of a buffer
 //    another member writes (a thread may overwrite it before another reads it; the zeroing of a

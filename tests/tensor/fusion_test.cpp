@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/config.h"
 #include "codegen/heuristic.h"
 #include "codegen/heuristic_gpu.h"
 #include "codegen/opt.h"
@@ -345,6 +346,76 @@ TEST(Fusion, CrossEntropysLossReadsTheLogitsInTwoRowPasses) {
   EXPECT_EQ(row_passes, 2) << describe(s);
   HostArray labels = array({N}, std::vector<double>(y.begin(), y.end()));
   expect_values(loss, cross_entropy(x, labels, "sum", -100), 1e-5);
+}
+
+// The row maximum and the sum of exponentials that the loss and its gradient both read are one
+// kernel of two outputs (schedule/multi_output.h): the row is read from memory once, the second
+// reduction finds it in cache. MULTI_OUTPUT=0 gives two kernels and the same bits.
+TEST(Fusion, CrossEntropysRowMaximumAndSumOfExponentialsAreOneKernel) {
+  const int64_t N = 8, V = 1000;  // not a multiple of the 16 lanes
+  HostArray x = input({N, V}, 82);
+  std::vector<int32_t> y(N);
+  for (int32_t i = 0; i < N; i++) y[i] = (i * 97 + 3) % V;
+  HostArray labels = array({N}, std::vector<double>(y.begin(), y.end()));
+  std::vector<double> loss_bits[2], grad_bits[2];
+  for (int on = 0; on < 2; on++) {
+    config().multi_output = on == 1;
+    Tensor xt = realized(x);
+    xt.requires_grad(true);
+    Tensor loss = xt.cross_entropy(Tensor::from_vector<int32_t>(y, {N}), "sum");
+    Tensor dx = Tensor::gradients(loss, {xt})[0];
+    Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {loss.node(), dx.node()}));
+    const Node* logits = view_base(xt.node().get());
+    std::vector<size_t> row_kernels;  // outputs of each kernel that reduces whole rows of the logits
+    for (const ScheduleItem& it : s.items) {
+      if (it.kind != ScheduleItem::Kind::Kernel ||
+          std::none_of(it.buffers.begin() + 1, it.buffers.end(),
+                       [&](const NodeRef& b) { return b.get() == logits; }))
+        continue;
+      auto ops = toposort(it.ast);
+      if (std::any_of(ops.begin(), ops.end(), [&](const Node* n) {
+            return n->op == Op::REDUCE &&
+                   std::any_of(n->src.begin() + 1, n->src.end(), [&](const NodeRef& r) {
+                     return r->op == Op::RANGE && r->src[0]->const_as_int() == V;
+                   });
+          }))
+        row_kernels.push_back(it.outputs);
+    }
+    std::vector<size_t> want_kernels = on ? std::vector<size_t>{2} : std::vector<size_t>{1, 1};
+    EXPECT_EQ(row_kernels, want_kernels) << describe(s);
+    expect_values(loss, cross_entropy(x, labels, "sum", -100), 1e-5);
+    loss_bits[on] = loss.to_doubles();
+    grad_bits[on] = dx.to_doubles();
+  }
+  config().multi_output = true;
+  EXPECT_EQ(loss_bits[0], loss_bits[1]);
+  EXPECT_EQ(grad_bits[0], grad_bits[1]);
+  HostArray want = softmax(x, -1);
+  for (int64_t i = 0; i < N; i++) want.data[i * V + y[i]] -= 1;
+  HostArray got = array({N, V}, grad_bits[1]);
+  for (int64_t i = 0; i < N * V; i++) ASSERT_NEAR(got.data[i], want.data[i], 1e-6) << i;
+}
+
+// The CPU heuristic gives each of that kernel's two reductions its own vectors (16 lanes times 4
+// partial sums), as a row kernel's: with only the last one vectorized, the maximum was a scalar
+// loop over the row.
+TEST(Fusion, TheRowMaximumAndSumKernelVectorizesBothReductions) {
+  const int64_t N = 8, V = 1024;
+  Tensor xt = realized(input({N, V}, 83));
+  xt.requires_grad(true);
+  std::vector<int32_t> y(N, 7);
+  Tensor loss = xt.cross_entropy(Tensor::from_vector<int32_t>(y, {N}), "sum");
+  Tensor dx = Tensor::gradients(loss, {xt})[0];
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {loss.node(), dx.node()}));
+  int found = 0;
+  for (const ScheduleItem& it : s.items)
+    if (it.kind == ScheduleItem::Kind::Kernel && it.outputs == 2) {
+      found++;
+      EXPECT_EQ(to_string(cpu_heuristic_opts(it.ast)),
+                "[UPCAST(1,16), UPCAST(1,4), UPCAST(2,16), UPCAST(2,4)]")
+          << it.name;
+    }
+  EXPECT_EQ(found, 1) << describe(s);
 }
 
 // The input gradient of x @ w^T on the CPU, whose forward product reads w packed into panels
