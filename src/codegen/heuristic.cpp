@@ -39,10 +39,13 @@ struct KernelShape {
   int axes() const { return static_cast<int>(size.size()); }
 
   // Every load along a is either a broadcast or contiguous, and at least one is contiguous (or it is
-  // an output axis the store writes contiguously).
+  // an output axis the store writes contiguously). A store that does not move along an output axis
+  // (a row's value in a kernel that also writes the row: schedule/multi_output.h) is outside its
+  // loop and does not count.
   bool vectorizable(int a) const {
     bool contiguous = false;
     for (const Access& x : access) {
+      if (x.is_store && !reduce[a] && x.stride[a] == 0) continue;
       if (x.is_store) {
         if (!reduce[a] && x.stride[a] != 1) return false;
         contiguous = contiguous || !reduce[a];

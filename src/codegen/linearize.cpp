@@ -58,7 +58,8 @@ class Linearizer {
       p.globals[slot] = g->dtype.base();
       push(g);
     }
-    // One nest of output loops holds every store (UPCAST copies share their accumulators' values).
+    // One nest of output loops holds every store (UPCAST copies share their accumulators' values);
+    // on the CPU, a store of its outer loops only runs in them (below).
     // A reduction that depends only on the outer loops of the nest (a row's max or sum, read by
     // every element of the row) runs before the inner loops open, once per outer iteration.
     // GPU launch axes (GLOBAL, LOCAL) must all open before any other op (codegen/gpu_launch.h), so
@@ -80,6 +81,12 @@ class Linearizer {
     for (size_t i = 0; i < outer.size(); i++) {
       if ((i > 0 || group) && i >= launch_prefix) emit_placeable_accumulates();
       open(outer[i]);
+      // A store of fewer loops than the nest (a row's value in a kernel that also writes the
+      // row's elements: schedule/multi_output.h, CPU and INTERP only) runs in its own loops, once
+      // per row. GPU kernels keep every store inside the whole nest.
+      if (i + 1 < outer.size() && launch_prefix == 0 && !group)
+        for (const NodeRef& store : kernel_->src)
+          if (!emitted_.count(store.get()) && placeable(store.get())) emit(store.get());
     }
     for (const NodeRef& store : kernel_->src) emit(store.get());
     for (size_t i = outer.size(); i-- > 0;) close(outer[i]);

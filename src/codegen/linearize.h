@@ -7,7 +7,9 @@
 // they open, so a value computed inside a loop is never used after it closes. A reduction that
 // needs only the outer output loops (a row's max or sum) runs before the inner ones open, once per
 // row, unless a GPU launch range (GLOBAL, LOCAL) still has to open (they open before any
-// statement); GROUP ranges are not launch ranges in that sense (codegen/gpu_launch.h).
+// statement); GROUP ranges are not launch ranges in that sense (codegen/gpu_launch.h). In a CPU or
+// INTERP kernel, a store that needs only the outer loops (a row's value beside the row's elements:
+// schedule/multi_output.h) runs there too, once per row; every other store runs in the whole nest.
 #include "codegen/program.h"
 
 namespace lg {

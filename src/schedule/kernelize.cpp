@@ -20,8 +20,9 @@ struct Ctx {
   const Node* point;  // kernelize_scatter's point (computed here, not loaded); else null
   const std::unordered_map<const Node*, NodeRef>* realized;
   // The points whose STOREs the kernel holds (one, or several: kernelize_outputs), computed in place
-  // where another one reads them, which is allowed only at the element being written (index
-  // `written`, ungated).
+  // where another one reads them, which is allowed only at the element being written (ungated): the
+  // kernel's index `written` for a point of the kernel's shape, its row part for a row point
+  // (group_written, by group member).
   std::vector<const Node*> group;
   std::vector<NodeRef> written;
   bool read_elsewhere = false;
@@ -33,6 +34,7 @@ struct Ctx {
   // (a softmax's max) is computed once. The rewrite's memo misses it when it is reached as the
   // result of a movement op's rule. Keys are held (first).
   std::unordered_map<const Node*, std::pair<NodeRef, NodeRef>> reduces;
+  std::vector<std::vector<NodeRef>> group_written;  // by group member: where it is written
 
   void note_read(const Node* n) {
     if (std::find(reads.begin(), reads.end(), n) == reads.end()) reads.push_back(n);
@@ -166,8 +168,18 @@ NodeRef push_at(Ctx& ctx, const NodeRef& a) {
   const NodeRef& x = a->src[0];
   const NodeRef& gate = a->src[1];
   std::vector<NodeRef> idx = index_of_at(*a);
-  if (std::find(ctx.group.begin(), ctx.group.end(), x.get()) != ctx.group.end()) {
-    if (idx != ctx.written || !gate->is_const_value(1)) ctx.read_elsewhere = true;
+  if (auto g = std::find(ctx.group.begin(), ctx.group.end(), x.get()); g != ctx.group.end()) {
+    const std::vector<NodeRef>& w = ctx.group_written[g - ctx.group.begin()];
+    if (idx != w) {  // a row point read through movement ops: the same element once folded?
+      std::vector<NodeRef> folded;
+      for (const NodeRef& i : idx) folded.push_back(rewrite(i, pm_symbolic(), {.name = "fold row index"}));
+      if (folded == w) return at(x, gate, w);
+      ctx.read_elsewhere = true;
+    } else if (!gate->is_const_value(1)) {
+      // Read under a gate (through a gather or a pad) at the element being written: the value its
+      // own STORE computes, ungated, is in bounds there; the gate masks only its use.
+      return at(x, bool_const(true), w);
+    }
   } else if (x.get() != ctx.point) {
     if (auto it = ctx.realized->find(x.get()); it != ctx.realized->end()) {
       ctx.note_read(x.get());
@@ -298,9 +310,26 @@ std::vector<int64_t> rebase_slots(NodeRef& ast, std::vector<NodeRef>& buffers, s
 
 namespace {
 
+// The index a point of shape `row` is written at in a kernel over `shape` indexed by `written`,
+// when row is a row of it: shape's leading axes, then axes of size 1 (a (1024, 1) row maximum in a
+// kernel over the (1024, 4008, 32) gradient of the logits: (r0, 0)). Nothing when it is not.
+std::optional<std::vector<NodeRef>> row_index(const Shape& row, const Shape& shape,
+                                              const std::vector<NodeRef>& written) {
+  size_t lead = row.size();
+  while (lead > 0 && row[lead - 1] == 1) lead--;
+  if (lead > shape.size() ||
+      !std::equal(row.begin(), row.begin() + static_cast<std::ptrdiff_t>(lead), shape.begin()))
+    return std::nullopt;
+  std::vector<NodeRef> idx(written.begin(), written.begin() + static_cast<std::ptrdiff_t>(lead));
+  while (idx.size() < row.size()) idx.push_back(index_const(0));
+  return idx;
+}
+
 // The body of kernelize and kernelize_outputs: one STORE per point over the same loops, point k
-// into outs[k] (slot k). Nothing when one point reads another at other elements than the written
-// one (kernelize_outputs' rule; a single point never reads itself).
+// into outs[k] (slot k). The loops are those of the first point of the most elements; every other
+// point has its shape or is a row of it (row_index: stored once per row, in the row's loops).
+// Nothing when one point reads another at other elements than the written one
+// (kernelize_outputs' rule; a single point never reads itself), or a shape is neither.
 std::optional<KernelizeResult> kernelize_points(const std::vector<NodeRef>& points, const std::vector<NodeRef>& outs,
                                                 const std::unordered_map<const Node*, NodeRef>& realized,
                                                 const std::vector<int64_t>& out_offsets, const char* pass) {
@@ -310,15 +339,24 @@ std::optional<KernelizeResult> kernelize_points(const std::vector<NodeRef>& poin
   for (const NodeRef& p : points) ctx.group.push_back(p.get());
   for (const NodeRef& b : outs) ctx.global(b);
   LG_CHECK(ctx.buffers.size() == outs.size(), "kernelize: two points write one buffer");
-  const Shape& shape = points[0]->shape;
+  const Node* widest = points[0].get();
+  for (const NodeRef& p : points)
+    if (p->numel() > widest->numel()) widest = p.get();
+  const Shape& shape = widest->shape;
   for (int64_t d : shape)
     ctx.written.push_back(d == 1 ? index_const(0) : range(d, ctx.next_range++, AxisType::LOOP));
+  for (const NodeRef& p : points) {
+    std::optional<std::vector<NodeRef>> idx =
+        p->shape == shape ? std::optional(ctx.written) : row_index(p->shape, shape, ctx.written);
+    if (!idx) return std::nullopt;
+    ctx.group_written.push_back(*std::move(idx));
+  }
   std::vector<NodeRef> stores;
   for (size_t k = 0; k < points.size(); k++) {
-    LG_CHECK(points[k]->shape == shape, "kernelize: points of different shapes");
-    NodeRef value = at(points[k], bool_const(true), ctx.written);
+    const std::vector<NodeRef>& w = ctx.group_written[k];
+    NodeRef value = at(points[k], bool_const(true), w);
     NodeRef addr = make(Op::INDEX, outs[k]->dtype.as_ptr(),
-                        {ctx.global(outs[k]), shifted(flat_index(ctx.written, shape), out_offsets[k])});
+                        {ctx.global(outs[k]), shifted(flat_index(w, points[k]->shape), out_offsets[k])});
     stores.push_back(make(Op::STORE, dtypes::void_, {addr, cast(value, outs[k]->dtype)}));
   }
   NodeRef ast = make(Op::SINK, dtypes::void_, std::move(stores));
@@ -326,7 +364,7 @@ std::optional<KernelizeResult> kernelize_points(const std::vector<NodeRef>& poin
   if (ctx.read_elsewhere) return std::nullopt;
   std::vector<int64_t> offsets = rebase_slots(ast, ctx.buffers, outs.size());
   verify_stage(ast, kernel_spec(), "after kernelize");
-  KernelizeResult r{ast, ctx.buffers, kernel_name(*points[0], ast), offsets, ctx.reads, ctx.spans};
+  KernelizeResult r{ast, ctx.buffers, kernel_name(*widest, ast), offsets, ctx.reads, ctx.spans};
   r.outputs = outs.size();
   return r;
 }

@@ -54,12 +54,16 @@ KernelizeResult kernelize_scatter(const NodeRef& point, const NodeRef& out,
 KernelizeResult kernelize(const NodeRef& point, const NodeRef& out,
                           const std::unordered_map<const Node*, NodeRef>& realized, int64_t out_offset = 0);
 
-// Several elementwise realize points of one shape (ASSIGNs, schedule.cpp decides which) as one
-// kernel of several outputs: over the same loops, one STORE per point into outs[k] (slot k) from
-// element out_offsets[k] on. A point that another one reads is not loaded but computed in place:
-// the same nodes as its own STORE's value, so once. That is right only at the element being
-// written; a point read at another element, or under a gate, gives nothing (keep the kernels
-// apart: its value there may already be overwritten, or not yet written, by another thread).
+// Several realize points (schedule/multi_output.h decides which) as one kernel of several outputs:
+// one STORE per point into outs[k] (slot k) from element out_offsets[k] on, over the loops of the
+// first point of the most elements; every other point has its shape, or is a row of it (its
+// leading axes, then axes of size 1: a row's maximum beside the row's elements), stored at the
+// row's index. A point that another one reads is not loaded but computed in place: the same nodes
+// as its own STORE's value, so once. That is right only at the element being written (a row's
+// index read through movement ops counts once folded; a read under a gather's or pad's gate is
+// computed ungated, as its STORE is); a point read at another element gives nothing (keep the
+// kernels apart: its value there may already be overwritten, or not yet written, by another
+// thread), and so do shapes that are neither.
 std::optional<KernelizeResult> kernelize_outputs(const std::vector<NodeRef>& points,
                                                  const std::vector<NodeRef>& outs,
                                                  const std::unordered_map<const Node*, NodeRef>& realized,

@@ -33,6 +33,35 @@ Kind kind_of(const Planned& p) {
 
 const Node* target_of(const Planned& p) { return p.item.buffers[0].get(); }
 
+// An elementwise kernel of one output that is not an ASSIGN (a row consumer's candidate).
+bool is_elementwise(const Planned& p) {
+  if (p.item.kind != ScheduleItem::Kind::Kernel || p.points.size() != 1 || p.points[0]->op == Op::ASSIGN)
+    return false;
+  for (const NodeRef& s : p.item.ast->src)
+    if (s->op != Op::STORE) return false;
+  for (const Node* n : toposort(p.item.ast))
+    if (n->op == Op::RANGE && n->get_arg<RangeArg>().type != AxisType::LOOP) return false;
+  return true;
+}
+
+// A shape without its trailing axes of size 1: the rows of a row reduction's (1024, 1).
+Shape rows_of(const Shape& s) {
+  size_t n = s.size();
+  while (n > 0 && s[n - 1] == 1) n--;
+  return Shape(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+bool starts_with(const Shape& s, const Shape& prefix) {
+  return prefix.size() <= s.size() && std::equal(prefix.begin(), prefix.end(), s.begin());
+}
+
+// Devices whose kernels place a store of fewer loops than the nest in its own loops
+// (codegen/linearize.h): the CPU's and the interpreter's. A GPU row kernel's launch and thread
+// groups (codegen/gpu_launch.h) have no such place, so there row consumers stay apart.
+bool places_row_stores(const std::string& device) {
+  return device.rfind("CPU", 0) == 0 || device == "INTERP";
+}
+
 bool shares_a_read(const Planned& a, const Planned& b) {
   for (const Node* r : a.reads)
     if (std::find(b.reads.begin(), b.reads.end(), r) != b.reads.end()) return true;
@@ -83,11 +112,18 @@ struct Groups {
     return false;
   }
 
-  void join(size_t entry, size_t g) {
+  void join(size_t entry, size_t g) {  // entry is alone in its group
     size_t old = group_of[entry];
     members[old].clear();
     members[g].push_back(entry);
     group_of[entry] = g;
+  }
+
+  void leave(size_t entry) {  // back to a group of its own (entry founded no group of others)
+    std::vector<size_t>& m = members[group_of[entry]];
+    m.erase(std::find(m.begin(), m.end(), entry));
+    members[entry] = {entry};
+    group_of[entry] = entry;
   }
 };
 
@@ -98,7 +134,7 @@ void merge_outputs(std::vector<Planned>& plan, const std::unordered_map<const No
   std::vector<size_t> cands;
   for (size_t i = 0; i < plan.size(); i++)
     if (kind_of(plan[i]) != Kind::kNone) cands.push_back(i);
-  if (cands.size() < 2) return;
+  if (cands.empty()) return;  // one row reduction may still take its row consumers (below)
   std::vector<std::vector<size_t>> next = dependency_edges(plan);
   Groups gs{next, {}, {}};
   for (size_t i = 0; i < plan.size(); i++) {
@@ -129,18 +165,61 @@ void merge_outputs(std::vector<Planned>& plan, const std::unordered_map<const No
     if (!joined) list.push_back(i);
   }
 
-  // Each group of two or more as one kernel; a group kernelize_outputs refuses stays apart.
+  // Row consumers, in graph order: an elementwise kernel over a row group's rows (its shape starts
+  // with them) that reads a member joins it, so the rows it reads are in cache when the group's
+  // reductions end; a row's values (the loss gradient's factor per row) join as members of the
+  // group's shape. One wider shape per group: kernelize_outputs loops over it.
+  for (size_t g = 0; g < plan.size(); g++) {
+    std::vector<size_t>& members = gs.members[g];
+    if (members.empty() || kind_of(plan[members[0]]) != Kind::kRowReduce ||
+        !places_row_stores(target_of(plan[members[0]])->device_name()))
+      continue;
+    Shape rows = rows_of(plan[members[0]].points[0]->shape), wide;
+    for (size_t i = members[0] + 1; i < plan.size(); i++) {
+      const Planned& e = plan[i];
+      if (gs.members[gs.group_of[i]].size() != 1 || !is_elementwise(e) ||
+          !starts_with(e.points[0]->shape, rows) ||
+          target_of(e)->device_name() != target_of(plan[members[0]])->device_name())
+        continue;
+      bool is_row = rows_of(e.points[0]->shape) == rows;
+      if (!is_row && !wide.empty() && e.points[0]->shape != wide) continue;
+      bool related = false, allowed = true;
+      for (size_t a : members) {
+        related |= reads_point_of(e, plan[a]);
+        allowed &= may_join(e, plan[a]);
+      }
+      if (!related || !allowed || gs.path_through_others(g, i) || gs.path_through_others(i, g)) continue;
+      if (!is_row) wide = e.points[0]->shape;
+      gs.join(i, g);
+    }
+  }
+
+  // Each group of two or more as one kernel; a group kernelize_outputs refuses stays apart, but a
+  // row group whose consumers it refuses (one reads a member at another row) first tries again
+  // without them (splitting a group never closes a dependency cycle).
   std::map<size_t, Planned> merged;  // by the group's first entry
-  for (const std::vector<size_t>& group : gs.members) {
+  for (size_t g = 0; g < gs.members.size(); g++) {
+    std::vector<size_t>& group = gs.members[g];
     if (group.size() < 2) continue;
     std::vector<NodeRef> points, outs;
     std::vector<int64_t> offsets;
-    for (size_t a : group) {
-      points.push_back(NodeRef::share(plan[a].points[0]));
-      outs.push_back(plan[a].item.buffers[0]);
-      offsets.push_back(plan[a].offsets[0]);
+    auto kernelize_group = [&]() {
+      points.clear(), outs.clear(), offsets.clear();
+      for (size_t a : group) {
+        points.push_back(NodeRef::share(plan[a].points[0]));
+        outs.push_back(plan[a].item.buffers[0]);
+        offsets.push_back(plan[a].offsets[0]);
+      }
+      return kernelize_outputs(points, outs, realized, offsets);
+    };
+    std::optional<KernelizeResult> k = kernelize_group();
+    if (!k && kind_of(plan[group[0]]) == Kind::kRowReduce) {
+      std::vector<size_t> consumers;
+      for (size_t a : group)
+        if (kind_of(plan[a]) != Kind::kRowReduce) consumers.push_back(a);
+      for (size_t c : consumers) gs.leave(c);
+      if (!consumers.empty() && group.size() >= 2) k = kernelize_group();
     }
-    std::optional<KernelizeResult> k = kernelize_outputs(points, outs, realized, offsets);
     if (!k) continue;
     Planned& m = merged[group[0]];
     m.item = {ScheduleItem::Kind::Kernel, k->ast, k->buffers, k->name, 0, k->offsets};

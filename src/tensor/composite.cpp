@@ -52,6 +52,11 @@ Tensor Tensor::cross_entropy(const Tensor& labels, const std::string& reduction,
   Tensor valid = labels.ne(labels.scalar_like(static_cast<double>(ignore_index)));
   Tensor loss = valid.where(log_sum.sub(picked), picked.scalar_like(0));
   if (reduction == "none") return loss;
+  // The loss per row is realized before it is summed: a row value that reads the row's max and sum,
+  // it joins the kernel of their row passes over the logits (schedule/multi_output.h), so a chunk's
+  // logits are read by that kernel alone (their gradient, in a training step, joins it too) and
+  // are freed before the next chunk's are made. Else the sum over rows would read them again.
+  loss = loss.contiguous();
   if (reduction == "sum") return loss.sum();
   Tensor count = valid.cast(loss.dtype()).sum();
   return loss.sum().div(count);

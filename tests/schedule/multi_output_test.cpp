@@ -171,5 +171,26 @@ TEST(MultiOutput, KernelsPassTheKernelSpecUnderSpec1) {
   EXPECT_EQ(s.items.size(), 1u);
 }
 
+// Row consumers (a row group's elementwise readers, on CPU and INTERP): x * max, read at its own
+// row, joins the kernel of the row max and sum; a reader of the max at another row (its rows
+// flipped) makes kernelize_outputs refuse, and the group is then kernelized without its consumers
+// (the max and sum stay one kernel), the flipped reader on its own.
+TEST(MultiOutput, ARowConsumerReadingAnotherRowLeavesTheRowGroupWhole) {
+  NodeRef x = buffer({4, 8});
+  NodeRef m = reduce(x, Op::MAX, {1});
+  NodeRef e = alu(Op::EXP2, x - make(Op::EXPAND, x->dtype, {m}, Shape{4, 8}));
+  NodeRef sum = reduce(e, Op::ADD, {1});
+  NodeRef own = x * make(Op::EXPAND, x->dtype, {m}, Shape{4, 8});
+  Schedule s = create_schedule(sink({m, sum, own}));
+  ASSERT_EQ(s.items.size(), 1u);
+  EXPECT_EQ(s.items[0].outputs, 3u);
+  NodeRef flipped = make(Op::FLIP, m->dtype, {m}, Shape{1, 0});
+  NodeRef other = x * make(Op::EXPAND, x->dtype, {flipped}, Shape{4, 8});
+  s = create_schedule(sink({m, sum, other}));
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(s.items[0].outputs, 2u);
+  EXPECT_EQ(s.items[1].outputs, 1u);
+}
+
 }  // namespace
 }  // namespace lg

@@ -4,11 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <set>
 
 #include "base/config.h"
 #include "codegen/heuristic.h"
 #include "codegen/heuristic_gpu.h"
 #include "codegen/opt.h"
+#include "codegen/program.h"
 #include "ir/graph.h"
 #include "schedule/schedule.h"
 #include "tensor/host_ref.h"
@@ -291,32 +294,42 @@ TEST(Fusion, AFloat32MatmulReadThroughAPermuteIsStoredAsItsReadersReadIt) {
 // size (no exponentials or shifted logits are stored), and no kernel reduces a row of it.
 TEST(Fusion, CrossEntropysGradientIsOneElementwiseKernelOverTheLogits) {
   // 64 rows of 96 scaled by g (a norm's weight): the matmul packs w^T into panels (256 x 96
-  // elements) and realizes its product, whose kernel reads three inputs
+  // elements) and realizes its product, whose kernel reads three inputs. The gradient is elementwise:
+  // its own kernel with MULTI_OUTPUT=0; else an output of the row kernel over the logits
+  // (schedule/multi_output.h), whose only REDUCEs are the row's maximum and sum.
   HostArray h = input({64, 96}, 7), g = input({96}, 9), w = input({256, 96}, 8);
   std::vector<int32_t> y(64);
   for (int32_t i = 0; i < 64; i++) y[i] = (i * 37 + 5) % 256;
-  Tensor ht = realized(h);
-  ht.requires_grad(true);
-  Tensor logits = (ht * realized(g)).matmul(realized(w).transpose(0, 1));
-  Tensor loss = logits.cross_entropy(Tensor::from_vector<int32_t>(y, {64}), "sum");
-  Tensor dh = Tensor::gradients(loss, {ht})[0];
-  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {loss.node(), dh.node()}));
-  int wide_with_reduce = 0, wide_elementwise = 0;
-  for (const ScheduleItem& it : s.items) {
-    if (it.kind != ScheduleItem::Kind::Kernel || it.buffers[0]->get_arg<BufferArg>().size != 64 * 256)
-      continue;
-    auto ops = toposort(it.ast);
-    bool reduces = std::any_of(ops.begin(), ops.end(), [](const Node* n) { return n->op == Op::REDUCE; });
-    (reduces ? wide_with_reduce : wide_elementwise)++;
+  for (int on = 0; on < 2; on++) {
+    config().multi_output = on == 1;
+    Tensor ht = realized(h);
+    ht.requires_grad(true);
+    Tensor logits = (ht * realized(g)).matmul(realized(w).transpose(0, 1));
+    Tensor loss = logits.cross_entropy(Tensor::from_vector<int32_t>(y, {64}), "sum");
+    Tensor dh = Tensor::gradients(loss, {ht})[0];
+    Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {loss.node(), dh.node()}));
+    std::vector<int> wide_kernels_reductions;  // REDUCEs of each kernel with an output of 64 x 256
+    for (const ScheduleItem& it : s.items) {
+      if (it.kind != ScheduleItem::Kind::Kernel ||
+          std::none_of(it.buffers.begin(), it.buffers.begin() + static_cast<std::ptrdiff_t>(it.outputs),
+                       [](const NodeRef& b) { return b->get_arg<BufferArg>().size == 64 * 256; }))
+        continue;
+      auto ops = toposort(it.ast);
+      wide_kernels_reductions.push_back(static_cast<int>(
+          std::count_if(ops.begin(), ops.end(), [](const Node* n) { return n->op == Op::REDUCE; })));
+    }
+    // the logits' product (one REDUCE), then the gradient's kernel
+    std::vector<int> want = on ? std::vector<int>{1, 2} : std::vector<int>{1, 0};
+    EXPECT_EQ(wide_kernels_reductions, want) << describe(s);
+    HostArray hg = map2(h, expand(g, {64, 96}), [](double a, double b) { return a * b; });
+    HostArray x = matmul(hg, transpose(w)), labels = array({64}, std::vector<double>(y.begin(), y.end()));
+    expect_values(loss, cross_entropy(x, labels, "sum", -100), 1e-5);
+    HostArray dx = softmax(x, -1);
+    for (int64_t i = 0; i < 64; i++) dx.data[i * 256 + y[i]] -= 1;
+    expect_values(dh, map2(matmul(dx, w), expand(g, {64, 96}), [](double a, double b) { return a * b; }),
+                  1e-4);
   }
-  EXPECT_EQ(wide_with_reduce, 1);  // the logits
-  EXPECT_EQ(wide_elementwise, 1);  // their gradient
-  HostArray hg = map2(h, expand(g, {64, 96}), [](double a, double b) { return a * b; });
-  HostArray x = matmul(hg, transpose(w)), labels = array({64}, std::vector<double>(y.begin(), y.end()));
-  expect_values(loss, cross_entropy(x, labels, "sum", -100), 1e-5);
-  HostArray dx = softmax(x, -1);
-  for (int64_t i = 0; i < 64; i++) dx.data[i * 256 + y[i]] -= 1;
-  expect_values(dh, map2(matmul(dx, w), expand(g, {64, 96}), [](double a, double b) { return a * b; }), 1e-4);
+  config().multi_output = true;
 }
 
 // Cross-entropy's loss reads each row of the logits twice (the maximum, the sum of exponentials):
@@ -349,13 +362,16 @@ TEST(Fusion, CrossEntropysLossReadsTheLogitsInTwoRowPasses) {
 }
 
 // The row maximum and the sum of exponentials that the loss and its gradient both read are one
-// kernel of two outputs (schedule/multi_output.h): the row is read from memory once, the second
-// reduction finds it in cache. MULTI_OUTPUT=0 gives two kernels and the same bits.
+// kernel of several outputs (schedule/multi_output.h), with what reads them row by row: the loss
+// per row and the gradient of the logits (in a Llama step also the gradient's factor per row). The logits are
+// read by that kernel alone: from memory once, by the maximum's loop, then from cache by the sum's and the
+// gradient's. MULTI_OUTPUT=0 gives a kernel each (four read the logits) and the same bits.
 TEST(Fusion, CrossEntropysRowMaximumAndSumOfExponentialsAreOneKernel) {
   const int64_t N = 8, V = 1000;  // not a multiple of the 16 lanes
   HostArray x = input({N, V}, 82);
   std::vector<int32_t> y(N);
   for (int32_t i = 0; i < N; i++) y[i] = (i * 97 + 3) % V;
+  y[3] = -100;  // ignored: its loss and gradient are 0
   HostArray labels = array({N}, std::vector<double>(y.begin(), y.end()));
   std::vector<double> loss_bits[2], grad_bits[2];
   for (int on = 0; on < 2; on++) {
@@ -366,23 +382,14 @@ TEST(Fusion, CrossEntropysRowMaximumAndSumOfExponentialsAreOneKernel) {
     Tensor dx = Tensor::gradients(loss, {xt})[0];
     Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {loss.node(), dx.node()}));
     const Node* logits = view_base(xt.node().get());
-    std::vector<size_t> row_kernels;  // outputs of each kernel that reduces whole rows of the logits
-    for (const ScheduleItem& it : s.items) {
-      if (it.kind != ScheduleItem::Kind::Kernel ||
-          std::none_of(it.buffers.begin() + 1, it.buffers.end(),
-                       [&](const NodeRef& b) { return b.get() == logits; }))
-        continue;
-      auto ops = toposort(it.ast);
-      if (std::any_of(ops.begin(), ops.end(), [&](const Node* n) {
-            return n->op == Op::REDUCE &&
-                   std::any_of(n->src.begin() + 1, n->src.end(), [&](const NodeRef& r) {
-                     return r->op == Op::RANGE && r->src[0]->const_as_int() == V;
-                   });
-          }))
-        row_kernels.push_back(it.outputs);
-    }
-    std::vector<size_t> want_kernels = on ? std::vector<size_t>{2} : std::vector<size_t>{1, 1};
-    EXPECT_EQ(row_kernels, want_kernels) << describe(s);
+    std::vector<size_t> readers;  // outputs of each kernel that reads the logits
+    for (const ScheduleItem& it : s.items)
+      if (it.kind == ScheduleItem::Kind::Kernel &&
+          std::any_of(it.buffers.begin() + static_cast<std::ptrdiff_t>(it.outputs), it.buffers.end(),
+                      [&](const NodeRef& b) { return b.get() == logits; }))
+        readers.push_back(it.outputs);
+    std::vector<size_t> want = on ? std::vector<size_t>{4} : std::vector<size_t>{1, 1, 1, 1};
+    EXPECT_EQ(readers, want) << describe(s);
     expect_values(loss, cross_entropy(x, labels, "sum", -100), 1e-5);
     loss_bits[on] = loss.to_doubles();
     grad_bits[on] = dx.to_doubles();
@@ -391,14 +398,22 @@ TEST(Fusion, CrossEntropysRowMaximumAndSumOfExponentialsAreOneKernel) {
   EXPECT_EQ(loss_bits[0], loss_bits[1]);
   EXPECT_EQ(grad_bits[0], grad_bits[1]);
   HostArray want = softmax(x, -1);
-  for (int64_t i = 0; i < N; i++) want.data[i * V + y[i]] -= 1;
+  for (int64_t i = 0; i < N; i++)
+    for (int64_t j = 0; j < V; j++)
+      if (y[i] < 0)
+        want.data[i * V + j] = 0;
+      else if (j == y[i])
+        want.data[i * V + j] -= 1;
   HostArray got = array({N, V}, grad_bits[1]);
   for (int64_t i = 0; i < N * V; i++) ASSERT_NEAR(got.data[i], want.data[i], 1e-6) << i;
 }
 
 // The CPU heuristic gives each of that kernel's two reductions its own vectors (16 lanes times 4
-// partial sums), as a row kernel's: with only the last one vectorized, the maximum was a scalar
-// loop over the row.
+// partial sums), as a row kernel's, and the row's elements one vector (the gradient's stores, the
+// row values' stores not counting: they are outside that loop): with only the last reduction
+// vectorized, the maximum was a scalar loop over the row; with the row values' stores counted, the
+// gradient was scalar. The row values are stored once per row, in the row loop (codegen/linearize.h),
+// the gradient inside the loop over the row's elements.
 TEST(Fusion, TheRowMaximumAndSumKernelVectorizesBothReductions) {
   const int64_t N = 8, V = 1024;
   Tensor xt = realized(input({N, V}, 83));
@@ -408,13 +423,25 @@ TEST(Fusion, TheRowMaximumAndSumKernelVectorizesBothReductions) {
   Tensor dx = Tensor::gradients(loss, {xt})[0];
   Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {loss.node(), dx.node()}));
   int found = 0;
-  for (const ScheduleItem& it : s.items)
-    if (it.kind == ScheduleItem::Kind::Kernel && it.outputs == 2) {
-      found++;
-      EXPECT_EQ(to_string(cpu_heuristic_opts(it.ast)),
-                "[UPCAST(1,16), UPCAST(1,4), UPCAST(2,16), UPCAST(2,4)]")
-          << it.name;
+  for (const ScheduleItem& it : s.items) {
+    if (it.kind != ScheduleItem::Kind::Kernel || it.outputs != 4) continue;
+    found++;
+    std::vector<Opt> opts = cpu_heuristic_opts(it.ast);
+    EXPECT_EQ(to_string(opts), "[UPCAST(2,16), UPCAST(2,4), UPCAST(3,16), UPCAST(3,4), UPCAST(1,16)]")
+        << it.name;
+    LinearProgram prog = lower_kernel(it.ast, it.name, opts, 16);
+    std::map<int64_t, std::set<int>> depths;  // output slot -> loop depths of its STOREs
+    int depth = 0;
+    for (const NodeRef& op : prog.ops) {
+      if (op->op == Op::RANGE) depth++;
+      if (op->op == Op::END) depth--;
+      if (op->op == Op::STORE) depths[op->src[0]->src[0]->get_arg<int64_t>()].insert(depth);
     }
+    for (int64_t slot = 0; slot < 4; slot++) {
+      bool wide = it.buffers[static_cast<size_t>(slot)]->get_arg<BufferArg>().size == N * V;
+      EXPECT_EQ(depths[slot], std::set<int>{wide ? 2 : 1}) << "slot " << slot << "\n" << to_string(prog);
+    }
+  }
   EXPECT_EQ(found, 1) << describe(s);
 }
 

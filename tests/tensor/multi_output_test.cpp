@@ -133,5 +133,52 @@ TEST(MultiOutput, BeamSearchesIntoScratchOutputs) {
   expect_near_all(s.p.to_vector<float>(), p, "p");
 }
 
+// A row reduction with what reads it row by row (schedule/multi_output.h "Row consumers"): a value
+// per row (log of the row sum) and the row's elements (x / sum) are, on the CPU and INTERP, one
+// kernel of three outputs that reads x once, with the bits of a kernel each; GPU row kernels keep
+// them apart. Against the host, in float64, and then searched by BEAM (CPU), whose candidates
+// must store the row values once per row too.
+TEST(MultiOutput, ARowSumAndItsRowConsumersAreOneKernelOnTheCpu) {
+  constexpr int64_t rows = 8, cols = 1000;  // not a multiple of the 16-lane vectors
+  std::string dev = canonical_device(config().device);
+  bool together = dev == "CPU" || dev == "INTERP";
+  std::vector<std::vector<double>> got[2];
+  Tensor::manual_seed(11);
+  Tensor x = Tensor::randn({rows, cols}).realize();
+  for (int on = 0; on < 2; on++) {
+    config().multi_output = on == 1;
+    Tensor sum = x.exp().sum(-1, true);
+    std::vector<Tensor> outs{sum, x / sum, sum.log()};
+    EXPECT_EQ(kernels_of(outs), on && together ? 1u : 3u) << dev;
+    Tensor::realize(outs);
+    for (const Tensor& t : outs) got[on].push_back(t.to_doubles());
+  }
+  config().multi_output = true;
+  for (size_t k = 0; k < got[0].size(); k++) EXPECT_EQ(got[0][k], got[1][k]) << "output " << k;
+  std::vector<double> xs = x.to_doubles();
+  for (int64_t r = 0; r < rows; r++) {
+    double s = 0;
+    for (int64_t c = 0; c < cols; c++) s += std::exp(xs[r * cols + c]);
+    ASSERT_NEAR(got[1][0][r], s, 1e-5 * s) << "row sum " << r;
+    ASSERT_NEAR(got[1][2][r], std::log(s), 1e-6 * (1 + std::log(s))) << "log of row " << r;
+    for (int64_t c = 0; c < cols; c++)
+      ASSERT_NEAR(got[1][1][r * cols + c], xs[r * cols + c] / s, 1e-6) << "element " << r << ", " << c;
+  }
+  if (dev != "CPU") return;
+  config().beam = 1, config().cache = false;
+  Tensor y = x + 1.0f;  // a kernel of its own shape of values: not in this process's program cache
+  Tensor sum = y.exp().sum(-1, true);
+  std::vector<Tensor> outs{sum, y / sum, sum.log()};
+  Tensor::realize(outs);
+  config().beam = 0, config().cache = true;
+  std::vector<double> s1 = outs[0].to_doubles(), q = outs[1].to_doubles(), l = outs[2].to_doubles();
+  for (int64_t r = 0; r < rows; r++) {
+    ASSERT_NEAR(s1[r], got[1][0][r] * std::exp(1.0), 1e-5 * s1[r]) << "BEAM row sum " << r;
+    ASSERT_NEAR(l[r], got[1][2][r] + 1.0, 1e-6 * (1 + l[r])) << "BEAM log of row " << r;
+    for (int64_t c = 0; c < cols; c++)
+      ASSERT_NEAR(q[r * cols + c], (xs[r * cols + c] + 1) / s1[r], 1e-6) << "BEAM element " << r << ", " << c;
+  }
+}
+
 }  // namespace
 }  // namespace lg
