@@ -363,9 +363,10 @@ TEST(Fusion, CrossEntropysLossReadsTheLogitsInTwoRowPasses) {
 
 // The row maximum and the sum of exponentials that the loss and its gradient both read are one
 // kernel of several outputs (schedule/multi_output.h), with what reads them row by row: the loss
-// per row and the gradient of the logits (in a Llama step also the gradient's factor per row). The logits are
-// read by that kernel alone: from memory once, by the maximum's loop, then from cache by the sum's and the
-// gradient's. MULTI_OUTPUT=0 gives a kernel each (four read the logits) and the same bits.
+// per row and the gradient of the logits (in a Llama step also the gradient's factor per row).
+// The logits are read by that kernel alone: from memory once, by the maximum's loop, then from
+// cache by the sum's and the gradient's. MULTI_OUTPUT=0 gives a kernel each (four read the
+// logits) and the same bits.
 TEST(Fusion, CrossEntropysRowMaximumAndSumOfExponentialsAreOneKernel) {
   const int64_t N = 8, V = 1000;  // not a multiple of the 16 lanes
   HostArray x = input({N, V}, 82);
