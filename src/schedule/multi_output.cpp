@@ -169,6 +169,7 @@ void merge_outputs(std::vector<Planned>& plan, const std::unordered_map<const No
   // with them) that reads a member joins it, so the rows it reads are in cache when the group's
   // reductions end; a row's values (the loss gradient's factor per row) join as members of the
   // group's shape. One wider shape per group: kernelize_outputs loops over it.
+  std::vector<int8_t> elementwise(plan.size(), -1);  // is_elementwise, computed when first asked
   for (size_t g = 0; g < plan.size(); g++) {
     std::vector<size_t>& members = gs.members[g];
     if (members.empty() || kind_of(plan[members[0]]) != Kind::kRowReduce ||
@@ -177,10 +178,12 @@ void merge_outputs(std::vector<Planned>& plan, const std::unordered_map<const No
     Shape rows = rows_of(plan[members[0]].points[0]->shape), wide;
     for (size_t i = members[0] + 1; i < plan.size(); i++) {
       const Planned& e = plan[i];
-      if (gs.members[gs.group_of[i]].size() != 1 || !is_elementwise(e) ||
-          !starts_with(e.points[0]->shape, rows) ||
+      if (gs.members[gs.group_of[i]].size() != 1 || e.item.kind != ScheduleItem::Kind::Kernel ||
+          e.points.size() != 1 || !starts_with(e.points[0]->shape, rows) ||
           target_of(e)->device_name() != target_of(plan[members[0]])->device_name())
         continue;
+      if (elementwise[i] < 0) elementwise[i] = is_elementwise(e);
+      if (!elementwise[i]) continue;
       bool is_row = rows_of(e.points[0]->shape) == rows;
       if (!is_row && !wide.empty() && e.points[0]->shape != wide) continue;
       bool related = false, allowed = true;
