@@ -43,6 +43,7 @@ static Config read_config() {
   c.flash_attention = env_int("FLASH_ATTENTION", 0) != 0;
   c.multi_output = env_int("MULTI_OUTPUT", 1) != 0;
   c.kblock = env_int("KBLOCK", 1) != 0;
+  c.pack = env_int("PACK", 1) != 0;
   c.recycle_pages = env_int("RECYCLE_PAGES", 1) != 0;
   c.stream_stores = env_int("STREAM_STORES", 1) != 0;
   c.tc_run = env_int("TC_RUN", 16);

@@ -39,6 +39,8 @@
 //           exponentials), 0: a kernel each (schedule/multi_output.h)
 //   KBLOCK  1: the CPU heuristic blocks the reduction of an output-vector kernel whose reused
 //           operand outruns L2 (default), 0: never (codegen/heuristic.cpp; BEAM may still pick it)
+//   PACK    1: the CPU heuristic packs a matmul's vector operand whose panel rows are not adjacent
+//           into a thread's own array (default), 0: never (codegen/pack.h; BEAM may still pick it)
 //   CUDA_PATH  the CUDA toolkit (NVRTC and its headers; default: next to libnvrtc, /usr/local/cuda)
 //   RING, ALL2ALL  allreduce algorithm choice: 0 never, 1 when large (default RING=1, ALL2ALL=0),
 //           2 always (schedule/allreduce.h)
@@ -69,6 +71,7 @@ struct Config {
   bool flash_attention = false;  // FLASH_ATTENTION=1: fused attention in the Llama model
   bool multi_output = true;  // MULTI_OUTPUT=0: no kernels of several outputs (schedule/multi_output.h)
   bool kblock = true;        // KBLOCK=0: the CPU heuristic picks no K blocking (codegen/heuristic.cpp)
+  bool pack = true;          // PACK=0: the CPU heuristic packs no matmul operand (codegen/pack.h)
   // RECYCLE_PAGES=0: a new host mapping takes no pooled pages (runtime/host_allocator.h)
   bool recycle_pages = true;
   // STREAM_STORES=0: CPU kernels store large outputs as ordinary stores (codegen/streaming_stores.h)

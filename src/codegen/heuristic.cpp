@@ -124,6 +124,43 @@ void block_reduction(const KernelShape& k, const std::vector<int64_t>& left, std
   opts.push_back({OptKind::KBLOCK, red, static_cast<int>(block)});
 }
 
+constexpr int64_t kStreamedOperandBytes = 64 << 20;  // more than a last-level cache holds
+
+// The bytes of the loads a register tile broadcasts across the vector axis (stride 0 along vec)
+// that move a page or more per step of their innermost reduction: a TN matmul's transposed operand.
+int64_t page_strided_bytes(const KernelShape& k, int vec) {
+  int64_t total = 0;
+  for (const Access& x : k.access) {
+    if (x.is_store || x.stride[vec] != 0) continue;
+    int inner = last_axis(k, true, [&](int a) { return x.stride[a] != 0; });
+    if (inner < 0 || x.stride[inner] == kNonAffineStride ||
+        std::abs(x.stride[inner]) * itemsize(x.dtype) < 4096)
+      continue;
+    int64_t bytes = itemsize(x.dtype);
+    for (int a = 0; a < k.axes(); a++)
+      if (x.stride[a] != 0) bytes *= k.size[a];
+    total += bytes;
+  }
+  return total;
+}
+
+// Packing (PACK, codegen/pack.h) of the vector operands of a panel-ordered matmul: each load that
+// is contiguous along the vector axis, shared by the register tile's rows and read along a
+// reduction whose innermost step does not move by exactly the panel's width (so the panel's rows
+// are not adjacent in memory: a weight read as dX = dY @ W, an activation read as dW = dY^T @ X;
+// the forward product's panels, tensor/reduce.cpp, are adjacent already). The Opt checks the rest
+// (one load, an output loop inside the copy, the array's size); cpu_heuristic_opts drops a PACK
+// that does not apply.
+void pack_panels(const KernelShape& k, int vec, int tile, int64_t width, std::vector<Opt>& opts) {
+  for (const Access& x : k.access) {
+    if (x.is_store || x.stride[vec] != 1 || (tile >= 0 && x.stride[tile] != 0)) continue;
+    int inner = last_axis(k, true, [&](int a) { return x.stride[a] != 0; });
+    if (inner < 0 || x.stride[inner] == kNonAffineStride || x.stride[inner] == width) continue;
+    Opt p{OptKind::PACK, static_cast<int>(x.slot)};
+    if (std::find(opts.begin(), opts.end(), p) == opts.end()) opts.push_back(p);
+  }
+}
+
 // Register tiles for a reduction, from the access strides. The renderer turns the first UPCAST of
 // kVectorLanes trips into vector values (codegen/vectorize.h); the other UPCASTs copy that vector
 // code. Two shapes:
@@ -156,9 +193,21 @@ std::vector<Opt> reduce_opts(const KernelShape& k) {
     // Loop order for cache reuse: the outermost (parallel) loop runs over the column panels of the
     // operand loaded as vectors, so each panel is read from cache by every row tile in turn.
     int panel = last_axis(k, false, [&](int a) { return a != tile && left[a] >= kParallelTrips && k.moves_vectors_along(a, vec); });
-    if (panel > 0) opts.push_back({OptKind::THREAD, panel});
+    // Except when the operand the tile broadcasts is large and jumps a page per reduction step (the
+    // head's dW = dlogits^T @ h: 8 floats of a 128 KB row per step): panels in the outer loop read
+    // all of it once per panel from memory, and K blocking reads it once.
+    size_t before = opts.size();
+    if (panel > 0 && config().kblock && left[0] >= kParallelTrips &&
+        page_strided_bytes(k, vec) > kStreamedOperandBytes)
+      block_reduction(k, left, opts);
+    if (panel > 0 && opts.size() == before) {
+      opts.push_back({OptKind::THREAD, panel});
+    } else if (panel <= 0 && config().kblock && left[0] >= kParallelTrips) {
+      block_reduction(k, left, opts);
+    }
+    if ((panel > 0 || opts.size() > before) && config().pack)
+      pack_panels(k, vec, tile, k.size[vec] / left[vec], opts);
     if (panel > 0) return opts;
-    if (config().kblock && left[0] >= kParallelTrips) block_reduction(k, left, opts);
   } else if (int red = vector_axis(true); red >= 0) {
     upcast(red, {kVectorLanes});
     int tiles = 0;
@@ -234,12 +283,24 @@ std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast) {
   if (has_reduce && (has_row_reductions(ast) || reduces_each_row_several_times(k))) return row_opts(k);
   if (has_reduce) {
     std::vector<Opt> opts = reduce_opts(k);
+    auto first_pack =
+        std::find_if(opts.begin(), opts.end(), [](const Opt& o) { return o.kind == OptKind::PACK; });
+    std::vector<Opt> packs(first_pack, opts.end());
+    opts.erase(first_pack, opts.end());
     if (!opts.empty() &&
         opts.back().kind == OptKind::KBLOCK) {  // the store's form allows it, or drop it and its chunks
       try {
         apply_opts(ast, opts);
       } catch (const OptError&) {
         opts.resize(opts.size() - 2);
+      }
+    }
+    for (const Opt& p : packs) {  // each PACK (the last Opts) stays if it applies after those before it
+      opts.push_back(p);
+      try {
+        apply_opts(ast, opts);
+      } catch (const OptError&) {
+        opts.pop_back();
       }
     }
     return opts;

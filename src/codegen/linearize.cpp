@@ -41,6 +41,7 @@ class Linearizer {
     for (const Node* n : toposort(kernel)) {
       live_[n] = live_ranges(n);
       if (n->op == Op::ACCUMULATE) accumulates_.push_back(n);
+      if (n->op == Op::BARRIER) barriers_.push_back(n);
     }
   }
 
@@ -72,15 +73,23 @@ class Linearizer {
     RangeSet outer;
     for (const NodeRef& store : kernel_->src) outer = merge(outer, live_.at(store.get()));
     size_t launch_prefix = 0;  // outer loops up to the last GLOBAL/LOCAL one
-    bool group = false;
+    bool group = false, grid = false;
     for (size_t i = 0; i < outer.size(); i++) {
       AxisType t = outer[i]->get_arg<RangeArg>().type;
       if (t == AxisType::GLOBAL || t == AxisType::LOCAL) launch_prefix = i + 1;
       group = group || t == AxisType::GROUP;
+      grid = grid || t == AxisType::GLOBAL;
     }
     for (size_t i = 0; i < outer.size(); i++) {
       if ((i > 0 || group) && i >= launch_prefix) emit_placeable_accumulates();
       open(outer[i]);
+      // A CPU copy into a thread's own array (codegen/pack.h) runs as soon as the loops its values
+      // need are open, so every inner loop's trip reads it; a GPU copy into shared memory
+      // (codegen/smem.h) depends on the k step and runs where it is first read. (A CPU kernel's
+      // LOCAL range is a cache-blocking loop, not a launch axis.)
+      if (!grid && !group)
+        for (const Node* b : barriers_)
+          if (!emitted_.count(b) && placeable(b)) emit(b);
       // A store of fewer loops than the nest (a row's value in a kernel that also writes the
       // row's elements: schedule/multi_output.h, CPU and INTERP only) runs in its own loops, once
       // per row. GPU kernels keep every store inside the whole nest.
@@ -101,6 +110,7 @@ class Linearizer {
   RangeSet open_;
   std::vector<NodeRef> out_;
   std::vector<const Node*> accumulates_;  // in topological order
+  std::vector<const Node*> barriers_;     // in topological order
 
   RangeSet live_ranges(const Node* n) {
     if (n->op == Op::RANGE) return merge({n}, live_.at(n->src[0].get()));

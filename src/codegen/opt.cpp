@@ -5,6 +5,7 @@
 
 #include "base/error.h"
 #include "codegen/block_mma.h"
+#include "codegen/pack.h"
 #include "codegen/smem.h"
 #include "codegen/tensor_core.h"
 #include "ir/attention.h"
@@ -30,6 +31,7 @@ static const char* kind_name(OptKind k) {
     case OptKind::SMEM: return "SMEM";
     case OptKind::BLOCK_MMA: return "BLOCK_MMA";
     case OptKind::KBLOCK: return "KBLOCK";
+    case OptKind::PACK: return "PACK";
   }
   return "?";
 }
@@ -196,6 +198,7 @@ static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
   if (o.kind == OptKind::TC) return apply_tensor_core(ast, o.axis, o.amount);  // axis: the matmul, amount: lane runs
   if (o.kind == OptKind::SMEM) return stage_tc_operands(ast);
   if (o.kind == OptKind::BLOCK_MMA) return apply_block_mma(ast, o.axis, o.amount);  // axis: the matmul, amount: the tiling
+  if (o.kind == OptKind::PACK) return pack_operand(ast, o.axis);  // axis: the kernel argument
   std::vector<NodeRef> axes = kernel_axes(ast);
   if (o.axis < 0 || o.axis >= static_cast<int>(axes.size())) throw OptError(str("no axis ", o.axis));
   const NodeRef& r = axes[o.axis];
@@ -231,7 +234,10 @@ static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
       if (reduce) throw OptError("GLOBAL of a reduce axis");
       return substitute(ast, {{r, range(rsize(r.get()), rid(r.get()), AxisType::GLOBAL)}});
     case OptKind::KBLOCK: return kblock(ast, r, o.amount, next_id);
-    case OptKind::TC: case OptKind::SMEM: case OptKind::BLOCK_MMA: break;
+    case OptKind::TC:
+    case OptKind::SMEM:
+    case OptKind::BLOCK_MMA:
+    case OptKind::PACK: break;
   }
   throw OptError("unknown opt");
 }
@@ -244,6 +250,9 @@ NodeRef apply_opts(const NodeRef& ast, const std::vector<Opt>& opts) {
       // SMEM stages the fragments as the other Opts left them (the block's ranges are final)
       if (i > 0 && opts[i - 1].kind == OptKind::SMEM) throw OptError("SMEM must be the last Opt");
       if (i > 0 && opts[i - 1].kind == OptKind::BLOCK_MMA) throw OptError("BLOCK_MMA must be the only Opt");
+      // a PACK's array is laid out along the ranges as they are: a later split would reach inside its copy
+      if (i > 0 && opts[i - 1].kind == OptKind::PACK && o.kind != OptKind::PACK)
+        throw OptError("PACK must come after the other Opts");
       k = apply_one(k, o);
     } catch (const OptError& e) {
       throw OptError(str(to_string(o), ": ", e.what()));

@@ -43,6 +43,10 @@
 //                 the outer loop's trip reads it (a matmul's K blocking). Only for a kernel of one
 //                 store whose value is its one ADD reduction or the output's element plus it
 //                 (a gradient accumulated in place); the sum's order changes only at block ends
+//   PACK   s  -   CPU: the load of kernel argument s that every inner output loop reads alike (a
+//                 matmul's vector operand, read down a column panel) is copied, once per trip of
+//                 its outer loops, into a thread's own contiguous array and read from there
+//                 (codegen/pack.h). After every other Opt: only PACKs may follow it
 //   BLOCK_MMA c t the first and only Opt: matmul c (of tc_candidates) as a block-tiled tensor-core
 //                 matmul on tiling t (codegen/block_mma.h): the block's tiles pass through shared
 //                 memory (cp.async, ldmatrix) in a hand-written main loop; the epilogue stays generated
@@ -72,7 +76,8 @@ enum class OptKind : uint8_t {
   TC,
   SMEM,
   BLOCK_MMA,
-  KBLOCK
+  KBLOCK,
+  PACK
 };
 
 struct Opt {

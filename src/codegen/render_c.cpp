@@ -141,7 +141,8 @@ class CWriter {
       case Op::DEFINE_LOCAL: {
         const BufferArg& a = n.get_arg<BufferArg>();
         expr_[&n] = str("lg_smem", a.uid);
-        line(str(mem_type(n.dtype.base()), " lg_smem", a.uid, "[", a.size, "];"));
+        line(
+            str(mem_type(n.dtype.base()), " lg_smem", a.uid, "[", a.size, "] __attribute__((aligned(64)));"));
         return;
       }
       case Op::BARRIER:

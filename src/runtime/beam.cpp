@@ -210,10 +210,13 @@ class AppendSpace : public BeamSpace {
     } catch (const OptError&) {
       return {};
     }
+    // PACKs stay last (codegen/opt.h): another action goes in front of them
+    auto packs = std::find_if(opts.begin(), opts.end(), [](const Opt& o) { return o.kind == OptKind::PACK; });
     std::vector<std::vector<Opt>> out;
     for (const Opt& o : beam_actions(k)) {
       out.push_back(opts);
-      out.back().push_back(o);
+      out.back().insert(
+          o.kind == OptKind::PACK ? out.back().end() : out.back().begin() + (packs - opts.begin()), o);
     }
     return out;
   }
@@ -240,6 +243,14 @@ std::vector<Opt> beam_actions(const NodeRef& ast) {
       if (a > 0) acts.push_back({OptKind::THREAD, a, 0});
     }
   }
+  // a packed copy of each input read along a reduction (codegen/pack.h; it refuses the others)
+  std::vector<int64_t> slots;
+  for (const Node* n : toposort(ast))
+    if (n->op == Op::LOAD && n->src[0]->op == Op::INDEX && n->src[0]->src[0]->op == Op::DEFINE_GLOBAL)
+      if (int64_t s = n->src[0]->src[0]->get_arg<int64_t>();
+          std::find(slots.begin(), slots.end(), s) == slots.end())
+        slots.push_back(s);
+  for (int64_t s : slots) acts.push_back({OptKind::PACK, static_cast<int>(s), 0});
   return acts;
 }
 

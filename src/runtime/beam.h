@@ -15,7 +15,9 @@
 // so a second run pays nothing. DEBUG=2 prints each round; DEBUG=3 prints the chosen Opts.
 //
 // Spaces:
-//   CPU (append_beam_space)  from the heuristic's list, a step appends one Opt (beam_actions)
+//   CPU (append_beam_space)  from the heuristic's list, a step appends one Opt (beam_actions;
+//                            one that is not a PACK goes in front of the list's PACKs, which
+//                            stay last: codegen/pack.h)
 //   GPU (gpu_beam_space)     the GPU heuristic's lists for other GpuKnobs (codegen/heuristic_gpu.h):
 //                            a step doubles or halves one knob or turns one on or off (tensor cores
 //                            and their tiling, shared-memory staging, threads per block, register

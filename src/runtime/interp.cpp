@@ -50,6 +50,15 @@ class InterpProgram : public Program {
     LG_CHECK(args.buffers.size() == globals_.size(), name_, ": ", args.buffers.size(), " buffers for ",
              globals_.size(), " slots");
     std::vector<Value> r(nregs_);
+    // slots: the kernel's buffers, then its own arrays (DEFINE_LOCAL), zeroed for every run
+    std::vector<void*> buffers(args.buffers);
+    std::vector<int64_t> sizes(args.sizes);
+    std::vector<std::vector<char>> locals;
+    for (const auto& [dtype, elements] : locals_) {
+      locals.emplace_back(static_cast<size_t>(elements) * itemsize(dtype));
+      buffers.push_back(locals.back().data());
+      sizes.push_back(elements);
+    }
     const size_t n = code_.size();
     for (size_t pc = 0; pc < n;) {
       const Inst& in = code_[pc];
@@ -74,8 +83,8 @@ class InterpProgram : public Program {
             r[in.dst].i = -1;
             break;
           }
-          LG_CHECK(off >= 0 && off < args.sizes[in.slot], "kernel ", name_, ": index ", off,
-                   " out of bounds of buffer ", in.slot, " (", args.sizes[in.slot], " elements)");
+          LG_CHECK(off >= 0 && off < sizes[in.slot], "kernel ", name_, ": index ", off,
+                   " out of bounds of buffer ", in.slot, " (", sizes[in.slot], " elements)");
           r[in.dst].i = off;
           break;
         }
@@ -84,14 +93,14 @@ class InterpProgram : public Program {
           if (off < 0)
             r[in.dst] = is_float(in.dtype) ? Value::of_float(0) : Value::of_int(0);
           else
-            r[in.dst] = load_value(static_cast<const char*>(args.buffers[in.slot]) + off * itemsize(in.dtype),
-                                   in.dtype);
+            r[in.dst] =
+                load_value(static_cast<const char*>(buffers[in.slot]) + off * itemsize(in.dtype), in.dtype);
           break;
         }
         case Op::STORE: {
           int64_t off = r[in.src[0]].i;
           if (off >= 0)
-            store_value(static_cast<char*>(args.buffers[in.slot]) + off * itemsize(in.dtype), in.dtype,
+            store_value(static_cast<char*>(buffers[in.slot]) + off * itemsize(in.dtype), in.dtype,
                         r[in.src[1]]);
           break;
         }
@@ -113,6 +122,7 @@ class InterpProgram : public Program {
   std::vector<DType> globals_;
   std::vector<Inst> code_;
   std::vector<AttentionKernel> attention_;  // the ATTENTION ops' kernels (Inst::slot indexes them)
+  std::vector<std::pair<DType, int64_t>> locals_;  // DEFINE_LOCAL arrays: slots after the globals
   int nregs_ = 0;
 
   void compile(const LinearProgram& prog) {
@@ -173,11 +183,16 @@ class InterpProgram : public Program {
           internal_error(__FILE__, __LINE__,
                          str("interp: kernel ", name_, " reads variable ", n->get_arg<VarArg>().name,
                              ", which no launch binds"));
+        // A staged or packed array (codegen/smem.h, codegen/pack.h): the program's threads are
+        // loops here, as in the C renderers, so it is one array that the COOP loops fill whole. A
+        // BARRIER names the array (the same slot) or, with no sources, waits for nothing.
         case Op::DEFINE_LOCAL:
+          slot[n.get()] = static_cast<int>(globals_.size() + locals_.size());
+          locals_.emplace_back(n->dtype.base(), n->get_arg<BufferArg>().size);
+          continue;
         case Op::BARRIER:
-          internal_error(__FILE__, __LINE__,
-                         str("interp: kernel ", name_, " stages tiles in shared memory (Opt SMEM): only the CUDA "
-                             "heuristic makes it; the C and CUDA renderers run it"));
+          if (!n->src.empty()) slot[n.get()] = slot.at(n->src[0].get());
+          continue;
         case Op::BLOCK_MMA:
           internal_error(__FILE__, __LINE__,
                          str("interp: kernel ", name_, " has BLOCK_MMA (Opt BLOCK_MMA, tensor cores): only the CUDA "

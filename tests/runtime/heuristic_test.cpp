@@ -104,10 +104,11 @@ TEST(Heuristic, MatmulWithOnlyTheReductionContiguousSplitsItIntoVectorAccumulato
 }
 
 TEST(Heuristic, TheColumnPanelLoopIsTheParallelOneWhenItHasTheTrips) {
-  // out (8, 1024): 4-row tiles leave axis 0 two trips; the 32 column panels are the outer loop.
+  // out (8, 1024): 4-row tiles leave axis 0 two trips; the 32 column panels are the outer loop, and
+  // each panel (b's rows are 1024 floats apart) is packed for the two row tiles that read it.
   NodeRef mm = matmul("INTERP", Layout::NN, 8, 16, 1024);
   std::vector<Opt> opts = cpu_heuristic_opts(only_item(create_schedule(make(Op::SINK, dtypes::void_, {mm}))).ast);
-  EXPECT_EQ(to_string(opts), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,4), THREAD(1,0)]");
+  EXPECT_EQ(to_string(opts), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,4), THREAD(1,0), PACK(2,0)]");
 }
 
 TEST(Heuristic, EveryMatmulLayoutOnCpuEqualsTheInterpreter) {
@@ -120,9 +121,10 @@ TEST(Heuristic, EveryMatmulLayoutOnCpuEqualsTheInterpreter) {
 // (n, k) @ (k, 128) with the left one stored (k, n). Each 8-row tile walks all of h (k x 128
 // floats, 1 MiB at k = 2048), more than L2 holds beside the rest, so the heuristic blocks the
 // reduction (512 steps: 256 KiB of h) inside chunks of 32 tiles of the parallel loop (KBLOCK and
-// LOCAL); at k = 256 h fits and nothing is blocked. Sums of small multiples of 1/8 are exact in
-// float32, so the CPU's values equal float64 sums bit for bit, also when the product is added into
-// a weight's gradient buffer (an ASSIGN of w + product: the blocks add into w's values).
+// LOCAL), and packs each block's panel of h (PACK); at k = 256 h fits and nothing is blocked. Sums of small
+// multiples of 1/8 are exact in float32, so the CPU's values equal float64 sums bit for bit, also when the
+// product is added into a weight's gradient buffer (an ASSIGN of w + product: the blocks add into w's
+// values).
 TEST(Heuristic, AWeightGradientWhoseOperandOutrunsL2IsBlockedAlongItsReduction) {
   constexpr int64_t n = 4096, k = 2048, m = 128;
   auto opts = [](int64_t kk) {
@@ -130,11 +132,14 @@ TEST(Heuristic, AWeightGradientWhoseOperandOutrunsL2IsBlockedAlongItsReduction) 
         only_item(create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::TN, n, kk, m)})))
             .ast));
   };
-  EXPECT_EQ(opts(k), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), LOCAL(0,32), KBLOCK(2,512)]");
+  EXPECT_EQ(opts(k), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), LOCAL(0,32), KBLOCK(2,512), PACK(2,0)]");
   EXPECT_EQ(opts(256), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8)]");
   config().kblock = false;  // KBLOCK=0: the A/B switch
   EXPECT_EQ(opts(k), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8)]");
   config().kblock = true;
+  config().pack = false;  // PACK=0: the A/B switch
+  EXPECT_EQ(opts(k), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), LOCAL(0,32), KBLOCK(2,512)]");
+  config().pack = true;
 
   // input(): element i of a stored (k, n) and of b stored (k, m) is scale * ((i * 7) % 11 - 5)
   auto element = [](int64_t i, double scale) { return scale * static_cast<double>((i * 7) % 11 - 5); };
@@ -155,9 +160,52 @@ TEST(Heuristic, AWeightGradientWhoseOperandOutrunsL2IsBlockedAlongItsReduction) 
            {w, w + make(Op::RESHAPE, dtypes::float32, {matmul("CPU", Layout::TN, n, k, m)}, Shape{n, m})});
   Schedule accumulate = create_schedule(make(Op::SINK, dtypes::void_, {sum}));
   EXPECT_EQ(to_string(cpu_heuristic_opts(only_item(accumulate).ast)),
-            "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), LOCAL(0,32), KBLOCK(2,512)]");
+            "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), LOCAL(0,32), KBLOCK(2,512), PACK(2,0)]");
   got = run(sum);
   for (int64_t i = 0; i < n * m; i++) ASSERT_EQ(got[i], static_cast<float>(w0[i] + want[i])) << i;
+}
+
+// An NN matmul whose b rows are 1024 floats (4 KiB) apart: every k row of a column panel falls into
+// the same few cache sets, so the heuristic packs the panel (PACK) for the row tiles that read it.
+// The packed kernel is vector code reading the thread's array, and its values are float64 sums
+// (small multiples of 1/8: exact). PACK=0 is the A/B switch.
+TEST(Heuristic, AMatmulPanelWhoseRowsAreAPowerOfTwoApartIsPacked) {
+  constexpr int64_t n = 64, k = 48, m = 1024;
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NN, n, k, m)}));
+  const ScheduleItem& item = only_item(s);
+  EXPECT_EQ(to_string(cpu_heuristic_opts(item.ast)),
+            "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
+  std::string src = CRenderer().render(lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16));
+  EXPECT_NE(src.find("float lg_smem0[1536] __attribute__((aligned(64)));"), std::string::npos)
+      << src;  // 48 x 32
+  EXPECT_NE(src.find("lg_load_f32x16(&lg_smem0["), std::string::npos) << src;
+  config().pack = false;
+  EXPECT_EQ(to_string(cpu_heuristic_opts(item.ast)), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0)]");
+  config().pack = true;
+
+  auto element = [](int64_t i, double scale) { return scale * static_cast<double>((i * 7) % 11 - 5); };
+  std::vector<double> want(n * m, 0.0);
+  for (int64_t r = 0; r < n; r++)
+    for (int64_t kk = 0; kk < k; kk++)
+      for (int64_t c = 0; c < m; c++) want[r * m + c] += element(r * k + kk, 0.5) * element(kk * m + c, 0.25);
+  std::vector<float> got = run(matmul("CPU", Layout::NN, n, k, m));
+  ASSERT_EQ(got.size(), want.size());
+  for (int64_t i = 0; i < n * m; i++) ASSERT_EQ(got[i], static_cast<float>(want[i])) << i;
+}
+
+// A TN matmul whose broadcast operand is larger than a last-level cache and jumps a page per k
+// step (the LM head's dW = dlogits^T @ h at vocabulary 32000 and 2048 tokens: 8 floats of each
+// 128 KB row per step) would read all of it once per column panel with the panels outermost; the
+// heuristic blocks the reduction instead (KBLOCK: read once) and packs each block's panel.
+TEST(Heuristic, AWeightGradientWithALargePageStridedOperandIsBlockedNotPanelOrdered) {
+  Schedule s =
+      create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::TN, 32000, 1024, 512)}));
+  EXPECT_EQ(to_string(cpu_heuristic_opts(only_item(s).ast)),
+            "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), LOCAL(0,8), KBLOCK(2,128), PACK(2,0)]");
+  Schedule narrow =
+      create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::TN, 2048, 1024, 512)}));
+  EXPECT_EQ(to_string(cpu_heuristic_opts(only_item(narrow).ast)),  // 8 MiB of dlogits: panels outermost
+            "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
 }
 
 // A TN matmul reads its broadcast operand down the columns, a stored row (8 KiB here) per k step,

@@ -231,6 +231,87 @@ TEST(Opts, KBlockRunsItsBlocksInsideTheOuterLoopAndAddsEachIntoTheOutput) {
   EXPECT_EQ(loops[4], std::make_pair(AxisType::REDUCE, int64_t{4}));  // a block's steps
 }
 
+// PACK: the panel of b a column tile reads (k rows of its 4 columns) is copied into the thread's own
+// array once per trip of the panel loop, before the row loop that reuses it opens, and read from
+// there: the same values as the kernel without Opts. It refuses what it cannot pack, with a reason.
+TEST(Opts, PackCopiesAMatmulPanelOncePerOuterTripAndReadsItFromThere) {
+  NodeRef a = filled({8, 12}, dtypes::int32, 13), b = filled({12, 16}, dtypes::int32, 14);
+  NodeRef x = expand(reshape(a, {8, 1, 12}), {8, 16, 12});
+  NodeRef y = expand(reshape(make(Op::PERMUTE, b->dtype, {b}, Shape{1, 0}), {1, 16, 12}), {8, 16, 12});
+  ScheduleItem item = only_kernel(reduce(x * y, Op::ADD, {2}));  // axes n 8, m 16, k 12; b is slot 2
+  std::vector<uint8_t> want = run(item, {});
+  const std::vector<Opt> packed{{OptKind::UPCAST, 1, 4}, {OptKind::THREAD, 1}, {OptKind::PACK, 2}};
+  for (const std::vector<Opt>& opts : std::vector<std::vector<Opt>>{
+           packed,
+           {{OptKind::UPCAST, 1, 4}, {OptKind::UPCAST, 0, 2}, {OptKind::THREAD, 1}, {OptKind::PACK, 2}},
+           {{OptKind::UPCAST, 1, 2}, {OptKind::UNROLL, 2, 3}, {OptKind::THREAD, 1}, {OptKind::PACK, 2}}})
+    EXPECT_EQ(run(item, opts), want) << to_string(opts);
+
+  LinearProgram p = lower_kernel(item.ast, item.name, packed);
+  std::vector<std::pair<AxisType, int64_t>> loops;  // in the order they open
+  size_t barrier = 0, row_loop = 0;
+  for (size_t i = 0; i < p.ops.size(); i++) {
+    const NodeRef& n = p.ops[i];
+    if (n->op == Op::BARRIER) barrier = i;
+    if (n->op != Op::RANGE) continue;
+    loops.emplace_back(n->get_arg<RangeArg>().type, n->src[0]->const_as_int());
+    if (loops.back().first == AxisType::LOOP) row_loop = i;
+  }
+  ASSERT_EQ(loops.size(), 5u);
+  EXPECT_EQ(loops[0], std::make_pair(AxisType::THREAD, int64_t{4}));  // column panels of 4
+  EXPECT_EQ(loops[1], std::make_pair(AxisType::COOP, int64_t{12}));   // the copy: k rows of the panel
+  EXPECT_EQ(loops[2], std::make_pair(AxisType::COOP, int64_t{4}));    //   times its 4 columns
+  EXPECT_EQ(loops[3], std::make_pair(AxisType::LOOP, int64_t{8}));    // the rows that reuse it
+  EXPECT_EQ(loops[4], std::make_pair(AxisType::REDUCE, int64_t{12}));
+  EXPECT_LT(barrier, row_loop);
+  std::vector<int64_t> locals;  // elements of each array
+  for (const NodeRef& n : p.ops)
+    if (n->op == Op::DEFINE_LOCAL) locals.push_back(n->get_arg<BufferArg>().size);
+  EXPECT_EQ(locals, std::vector<int64_t>{48});
+
+  auto reason = [&](std::vector<Opt> opts) {
+    try {
+      apply_opts(item.ast, opts);
+    } catch (const OptError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // b's panel loop (m) is the innermost output loop: no row loop inside it reuses a copy
+  EXPECT_NE(reason({{OptKind::PACK, 2}}).find("no output loop inside the copy of argument 2"),
+            std::string::npos);
+  EXPECT_NE(reason({{OptKind::UPCAST, 1, 4}, {OptKind::THREAD, 1}, {OptKind::PACK, 0}})
+                .find("one load of argument 0, the kernel has 0"),
+            std::string::npos);
+  EXPECT_NE(reason({{OptKind::UPCAST, 1, 4}, {OptKind::THREAD, 1}, {OptKind::PACK, 2}, {OptKind::PACK, 2}})
+                .find("packed already"),
+            std::string::npos);
+  EXPECT_NE(reason({{OptKind::THREAD, 1}, {OptKind::PACK, 2}, {OptKind::UPCAST, 0, 2}})
+                .find("PACK must come after the other Opts"),
+            std::string::npos);
+  EXPECT_NE(
+      reason({{OptKind::GLOBAL, 0}, {OptKind::PACK, 2}}).find("PACK needs CPU loops, not a GLOBAL range"),
+      std::string::npos);
+  // a, read along k, moves with the rows (the innermost output loop): nothing reuses its copy either
+  EXPECT_NE(reason({{OptKind::UPCAST, 1, 4}, {OptKind::THREAD, 1}, {OptKind::PACK, 1}})
+                .find("no output loop inside"),
+            std::string::npos);
+  // a panel of 12000 k rows x 16 columns of int32 (768000 bytes) is more than a PACK may hold
+  NodeRef wide = filled({12000, 32}, dtypes::int32, 15), left = filled({4, 12000}, dtypes::int32, 16);
+  ScheduleItem big = only_kernel(
+      reduce(expand(reshape(left, {4, 1, 12000}), {4, 32, 12000}) *
+                 expand(reshape(make(Op::PERMUTE, wide->dtype, {wide}, Shape{1, 0}), {1, 32, 12000}),
+                        {4, 32, 12000}),
+             Op::ADD, {2}));
+  try {
+    apply_opts(big.ast, {{OptKind::UPCAST, 1, 16}, {OptKind::THREAD, 1}, {OptKind::PACK, 2}});
+    ADD_FAILURE() << "a 768000-byte panel was packed";
+  } catch (const OptError& e) {
+    EXPECT_NE(std::string(e.what()).find("needs 768000 bytes (at most 524288)"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(Opts, UpcastMakesOneStorePerCopyAndUnrollFoldsCopies) {
   NodeRef a = filled({8, 8}, dtypes::int32, 8);
   ScheduleItem item = only_kernel(reduce(a, Op::ADD, {1}));
