@@ -247,11 +247,13 @@ bool has_row_reductions(const NodeRef& ast) {
 
 // Whether the kernel reduces each row several times into values per row: one output axis (the
 // rows) and a reduce axis per reduction (a row's max and its sum of exponentials, one kernel of
-// two outputs: schedule/multi_output.h). Each reduction's loop is a row kernel's.
-bool reduces_each_row_several_times(const KernelShape& k) {
-  int outputs = 0, reduces = 0;
+// two outputs: schedule/multi_output.h). Each reduction's loop is a row kernel's. One reduction
+// over several axes (a norm weight's gradient: a column sum over batch and sequence) is not one.
+bool reduces_each_row_several_times(const NodeRef& ast, const KernelShape& k) {
+  int outputs = 0, reduces = 0, reductions = 0;
   for (int a = 0; a < k.axes(); a++) (k.reduce[a] ? reduces : outputs)++;
-  return outputs == 1 && !k.reduce[0] && reduces >= 2;
+  for (const Node* n : toposort(ast)) reductions += n->op == Op::REDUCE;
+  return outputs == 1 && !k.reduce[0] && reduces >= 2 && reductions >= 2;
 }
 
 // A row kernel: every reduce axis along which the loads are contiguous gets one vector of partial
@@ -280,7 +282,7 @@ std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast) {
   if (is_attention_kernel(ast)) return {};  // its block loop is the one split across threads
   KernelShape k(ast);
   bool has_reduce = std::find(k.reduce.begin(), k.reduce.end(), true) != k.reduce.end();
-  if (has_reduce && (has_row_reductions(ast) || reduces_each_row_several_times(k))) return row_opts(k);
+  if (has_reduce && (has_row_reductions(ast) || reduces_each_row_several_times(ast, k))) return row_opts(k);
   if (has_reduce) {
     std::vector<Opt> opts = reduce_opts(k);
     auto first_pack =
