@@ -228,6 +228,69 @@ std::vector<Opt> reduce_opts(const KernelShape& k) {
   return opts;
 }
 
+constexpr int64_t kShortReduction = 128;  // reduction steps below which lane sums cost more than the FMAs
+
+// A short-reduction NT matmul (attention's scores q @ k^T and dP = dO @ v^T: 64 steps per output)
+// as an output-vector kernel through packing. As a reduce-vector kernel, each output's 16 partial
+// sums take 4 FMAs and then about 30 scalar ops to add up. Instead: the vector axis is the output
+// axis the store writes contiguously (the keys) although an operand (k, read along its head dim)
+// is strided along it; that operand is PACKed (codegen/pack.h lays its panel out with the vector
+// lanes innermost: a transposing copy, contiguous where it is read), the other operand (q) is
+// broadcast along it, and the tile's rows are the axis along which the packed operand is reused.
+// Empty when the kernel is not of that form, its reduction is long, or no axis can be the panel.
+std::vector<Opt> transposed_panel_opts(const KernelShape& k) {
+  int64_t steps = 1;
+  for (int a = 0; a < k.axes(); a++)
+    if (k.reduce[a]) steps *= k.size[a];
+  if (steps > kShortReduction) return {};
+  auto reduce_moving = [&](const Access& x) {
+    for (int a = 0; a < k.axes(); a++)
+      if (k.reduce[a] && x.stride[a] != 0) return true;
+    return false;
+  };
+  auto strided = [&](const Access& x, int v) { return x.stride[v] != 0 && x.stride[v] != 1; };
+  int vec = last_axis(k, false, [&](int v) {
+    if (!pick(k.size[v], {kVectorLanes})) return false;
+    bool packs = false;
+    for (const Access& x : k.access) {
+      if (x.is_store ? x.stride[v] != 1
+                     : strided(x, v) && (x.stride[v] == kNonAffineStride || !reduce_moving(x)))
+        return false;
+      packs = packs || (!x.is_store && strided(x, v));
+    }
+    return packs;
+  });
+  if (vec < 0) return {};
+  // the rows: an output axis every packed operand is reused along and some other load moves along
+  int tile = last_axis(k, false, [&](int a) {
+    if (a == vec || !pick(k.size[a], {8, 4, 2})) return false;
+    bool moves = false;
+    for (const Access& x : k.access) {
+      if (x.is_store) continue;
+      if (strided(x, vec) && x.stride[a] != 0) return false;
+      moves = moves || (!strided(x, vec) && x.stride[a] != 0);
+    }
+    return moves;
+  });
+  if (tile < 0) return {};
+  std::vector<Opt> opts;
+  std::vector<int64_t> left = k.size;
+  opts.push_back({OptKind::UPCAST, vec, kVectorLanes});
+  left[vec] /= kVectorLanes;
+  if (int u = pick(left[vec], {2})) opts.push_back({OptKind::UPCAST, vec, u}), left[vec] /= u;
+  int t = pick(left[tile], {8, 4, 2});
+  opts.push_back({OptKind::UPCAST, tile, t});
+  left[tile] /= t;
+  if (left[vec] < kParallelTrips) return {};  // the panels are the parallel loop, the copy inside it
+  if (vec > 0) opts.push_back({OptKind::THREAD, vec});
+  for (const Access& x : k.access)
+    if (!x.is_store && strided(x, vec)) {
+      Opt p{OptKind::PACK, static_cast<int>(x.slot)};
+      if (std::find(opts.begin(), opts.end(), p) == opts.end()) opts.push_back(p);
+    }
+  return opts;
+}
+
 // Whether some REDUCE of the kernel does not depend on an output axis: the kernel reduces rows
 // (a softmax's max and sum, once per row) and then writes every element of the row, so the
 // reductions sit inside the outer output loops but outside the inner ones (codegen/linearize.h).
@@ -283,6 +346,13 @@ std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast) {
   KernelShape k(ast);
   bool has_reduce = std::find(k.reduce.begin(), k.reduce.end(), true) != k.reduce.end();
   if (has_reduce && (has_row_reductions(ast) || reduces_each_row_several_times(ast, k))) return row_opts(k);
+  if (has_reduce && config().pack) {  // all of its PACKs apply, or the usual tiling
+    std::vector<Opt> t = transposed_panel_opts(k);
+    try {
+      if (!t.empty()) return apply_opts(ast, t), t;
+    } catch (const OptError&) {
+    }
+  }
   if (has_reduce) {
     std::vector<Opt> opts = reduce_opts(k);
     auto first_pack =

@@ -222,6 +222,38 @@ TEST(Heuristic, AColumnSumOverTwoAxesIsVectorizedAlongItsColumns) {
   expect_close(run(column_sum("CPU")), run(column_sum("INTERP")));
 }
 
+// An NT matmul with a short reduction (attention's q @ k^T over a head dim of 64) is tiled along the
+// output axis the store writes contiguously, with b (strided along it) packed into a transposing
+// copy: a reduce-vector tiling spent about 30 scalar ops adding up each output's 16 partial sums
+// after 4 FMAs. A long reduction keeps the reduce-vector tiling; PACK=0 does too. Values: exact
+// float64 sums.
+TEST(Heuristic, AShortReductionNtMatmulIsTiledAlongItsOutputThroughATransposingPack) {
+  constexpr int64_t n = 64, k = 64, m = 512;
+  auto opts_of = [](int64_t kk) {
+    Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NT, n, kk, m)}));
+    return to_string(cpu_heuristic_opts(only_item(s).ast));
+  };
+  EXPECT_EQ(opts_of(k), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
+  EXPECT_EQ(opts_of(256), "[UPCAST(2,16), UPCAST(1,4), UPCAST(0,4)]");
+  config().pack = false;
+  EXPECT_EQ(opts_of(k), "[UPCAST(2,16), UPCAST(1,4), UPCAST(0,4)]");
+  config().pack = true;
+
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NT, n, k, m)}));
+  const ScheduleItem& item = only_item(s);
+  std::string src = CRenderer().render(lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16));
+  EXPECT_NE(src.find("lg_load_f32x16(&lg_smem0["), std::string::npos) << src;  // b read as vectors
+  auto element = [](int64_t i, double scale) { return scale * static_cast<double>((i * 7) % 11 - 5); };
+  std::vector<double> want(n * m, 0.0);
+  for (int64_t r = 0; r < n; r++)
+    for (int64_t c = 0; c < m; c++)
+      for (int64_t kk = 0; kk < k; kk++)
+        want[r * m + c] += element(r * k + kk, 0.5) * element(c * k + kk, 0.25);
+  std::vector<float> got = run(matmul("CPU", Layout::NT, n, k, m));
+  ASSERT_EQ(got.size(), want.size());
+  for (int64_t i = 0; i < n * m; i++) ASSERT_EQ(got[i], static_cast<float>(want[i])) << i;
+}
+
 // A TN matmul reads its broadcast operand down the columns, a stored row (8 KiB here) per k step,
 // which the hardware prefetchers do not follow: the C kernel prefetches it 16 steps ahead. An NN
 // matmul of narrow rows reads nothing a page apart and prefetches nothing.
