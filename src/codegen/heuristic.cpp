@@ -228,21 +228,17 @@ std::vector<Opt> reduce_opts(const KernelShape& k) {
   return opts;
 }
 
-constexpr int64_t kShortReduction = 128;  // reduction steps below which lane sums cost more than the FMAs
-
-// A short-reduction NT matmul (attention's scores q @ k^T and dP = dO @ v^T: 64 steps per output)
-// as an output-vector kernel through packing. As a reduce-vector kernel, each output's 16 partial
-// sums take 4 FMAs and then about 30 scalar ops to add up. Instead: the vector axis is the output
-// axis the store writes contiguously (the keys) although an operand (k, read along its head dim)
-// is strided along it; that operand is PACKed (codegen/pack.h lays its panel out with the vector
-// lanes innermost: a transposing copy, contiguous where it is read), the other operand (q) is
-// broadcast along it, and the tile's rows are the axis along which the packed operand is reused.
-// Empty when the kernel is not of that form, its reduction is long, or no axis can be the panel.
+// An NT matmul (attention's scores q @ k^T and dP = dO @ v^T; in bf16, a layer's dX = dY @ W read
+// through the forward's weight panels) as an output-vector kernel through packing. As a
+// reduce-vector kernel, each output's 16 partial sums take K/16 FMAs and then about 30 scalar ops
+// to add up (at a head dim of 64: 4 FMAs). Instead: the vector axis is the output axis the store
+// writes contiguously (the keys) although an operand (k, read along its head dim) is strided along
+// it; that operand is PACKed (codegen/pack.h lays its panel out with the vector lanes innermost: a
+// transposing copy, contiguous where it is read), the other operand (q) is broadcast along it, and
+// the tile's rows are the axis along which the packed operand is reused. Empty when the kernel is
+// not of that form or no axis can be the panel; cpu_heuristic_opts takes it only if every PACK
+// applies (the panel fits kPackBytes: a reduction of at most 4096 float32 steps).
 std::vector<Opt> transposed_panel_opts(const KernelShape& k) {
-  int64_t steps = 1;
-  for (int a = 0; a < k.axes(); a++)
-    if (k.reduce[a]) steps *= k.size[a];
-  if (steps > kShortReduction) return {};
   auto reduce_moving = [&](const Access& x) {
     for (int a = 0; a < k.axes(); a++)
       if (k.reduce[a] && x.stride[a] != 0) return true;

@@ -222,19 +222,20 @@ TEST(Heuristic, AColumnSumOverTwoAxesIsVectorizedAlongItsColumns) {
   expect_close(run(column_sum("CPU")), run(column_sum("INTERP")));
 }
 
-// An NT matmul with a short reduction (attention's q @ k^T over a head dim of 64) is tiled along the
-// output axis the store writes contiguously, with b (strided along it) packed into a transposing
-// copy: a reduce-vector tiling spent about 30 scalar ops adding up each output's 16 partial sums
-// after 4 FMAs. A long reduction keeps the reduce-vector tiling; PACK=0 does too. Values: exact
-// float64 sums.
-TEST(Heuristic, AShortReductionNtMatmulIsTiledAlongItsOutputThroughATransposingPack) {
+// An NT matmul (attention's q @ k^T over a head dim of 64) is tiled along the output axis the store
+// writes contiguously, with b (strided along it) packed into a transposing copy: a reduce-vector
+// tiling spent about 30 scalar ops adding up each output's 16 partial sums after 4 FMAs. A
+// reduction too long for a packed panel (8192 x 32 floats: 1 MiB) keeps the reduce-vector tiling;
+// PACK=0 does too. Values: exact float64 sums.
+TEST(Heuristic, AnNtMatmulIsTiledAlongItsOutputThroughATransposingPack) {
   constexpr int64_t n = 64, k = 64, m = 512;
   auto opts_of = [](int64_t kk) {
     Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NT, n, kk, m)}));
     return to_string(cpu_heuristic_opts(only_item(s).ast));
   };
   EXPECT_EQ(opts_of(k), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
-  EXPECT_EQ(opts_of(256), "[UPCAST(2,16), UPCAST(1,4), UPCAST(0,4)]");
+  EXPECT_EQ(opts_of(256), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
+  EXPECT_EQ(opts_of(8192), "[UPCAST(2,16), UPCAST(1,4), UPCAST(0,4)]");
   config().pack = false;
   EXPECT_EQ(opts_of(k), "[UPCAST(2,16), UPCAST(1,4), UPCAST(0,4)]");
   config().pack = true;
