@@ -172,7 +172,9 @@ void pack_panels(const KernelShape& k, int vec, int tile, int64_t width, std::ve
 //   reduce-vector: only a reduce axis is contiguous (NT matmul, row sums, full sums): one vector of
 //     partial accumulators along it, times 4 x 4 outputs along two reused output axes (each loaded
 //     vector feeds 4 FMAs); with no reused axis, 4 vectors of partials to hide the add latency.
-std::vector<Opt> reduce_opts(const KernelShape& k) {
+// kblock: K blocking may replace the panel order (block_reduction); the caller asks again without
+// it when the kernel's store refuses KBLOCK.
+std::vector<Opt> reduce_opts(const KernelShape& k, bool kblock) {
   std::vector<Opt> opts;
   std::vector<int64_t> left = k.size;  // loop trips left on each axis
   // amounts that divide the trips left; whole_ok: may use them all up (a vector axis's last copies)
@@ -197,12 +199,12 @@ std::vector<Opt> reduce_opts(const KernelShape& k) {
     // head's dW = dlogits^T @ h: 8 floats of a 128 KB row per step): panels in the outer loop read
     // all of it once per panel from memory, and K blocking reads it once.
     size_t before = opts.size();
-    if (panel > 0 && config().kblock && left[0] >= kParallelTrips &&
+    if (panel > 0 && kblock && left[0] >= kParallelTrips &&
         page_strided_bytes(k, vec) > kStreamedOperandBytes)
       block_reduction(k, left, opts);
     if (panel > 0 && opts.size() == before) {
       opts.push_back({OptKind::THREAD, panel});
-    } else if (panel <= 0 && config().kblock && left[0] >= kParallelTrips) {
+    } else if (panel <= 0 && kblock && left[0] >= kParallelTrips) {
       block_reduction(k, left, opts);
     }
     if ((panel > 0 || opts.size() > before) && config().pack)
@@ -345,22 +347,29 @@ std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast) {
   if (has_reduce && config().pack) {  // all of its PACKs apply, or the usual tiling
     std::vector<Opt> t = transposed_panel_opts(k);
     try {
-      if (!t.empty()) return apply_opts(ast, t), t;
+      if (!t.empty()) {
+        apply_opts(ast, t);
+        return t;
+      }
     } catch (const OptError&) {
     }
   }
   if (has_reduce) {
-    std::vector<Opt> opts = reduce_opts(k);
-    auto first_pack =
-        std::find_if(opts.begin(), opts.end(), [](const Opt& o) { return o.kind == OptKind::PACK; });
-    std::vector<Opt> packs(first_pack, opts.end());
-    opts.erase(first_pack, opts.end());
-    if (!opts.empty() &&
-        opts.back().kind == OptKind::KBLOCK) {  // the store's form allows it, or drop it and its chunks
-      try {
+    auto split_packs = [](std::vector<Opt>& opts) {  // removes the trailing PACKs and returns them
+      auto first =
+          std::find_if(opts.begin(), opts.end(), [](const Opt& o) { return o.kind == OptKind::PACK; });
+      std::vector<Opt> packs(first, opts.end());
+      opts.erase(first, opts.end());
+      return packs;
+    };
+    std::vector<Opt> opts = reduce_opts(k, config().kblock);
+    std::vector<Opt> packs = split_packs(opts);
+    if (!opts.empty() && opts.back().kind == OptKind::KBLOCK) {  // the store's form allows it, or the
+      try {                                                      // plan without K blocking
         apply_opts(ast, opts);
       } catch (const OptError&) {
-        opts.resize(opts.size() - 2);
+        opts = reduce_opts(k, false);
+        packs = split_packs(opts);
       }
     }
     for (const Opt& p : packs) {  // each PACK (the last Opts) stays if it applies after those before it

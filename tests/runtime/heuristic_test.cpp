@@ -196,12 +196,18 @@ TEST(Heuristic, AMatmulPanelWhoseRowsAreAPowerOfTwoApartIsPacked) {
 // A TN matmul whose broadcast operand is larger than a last-level cache and jumps a page per k
 // step (the LM head's dW = dlogits^T @ h at vocabulary 32000 and 2048 tokens: 8 floats of each
 // 128 KB row per step) would read all of it once per column panel with the panels outermost; the
-// heuristic blocks the reduction instead (KBLOCK: read once) and packs each block's panel.
+// heuristic blocks the reduction instead (KBLOCK: read once) and packs each block's panel. When
+// the store refuses KBLOCK (a value computed from the sum, as a bf16 product rounded before it is
+// added into a float32 gradient), the panels are the outer loop again.
 TEST(Heuristic, AWeightGradientWithALargePageStridedOperandIsBlockedNotPanelOrdered) {
   Schedule s =
       create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::TN, 32000, 1024, 512)}));
   EXPECT_EQ(to_string(cpu_heuristic_opts(only_item(s).ast)),
             "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), LOCAL(0,8), KBLOCK(2,128), PACK(2,0)]");
+  NodeRef mm = matmul("INTERP", Layout::TN, 32000, 1024, 512);
+  Schedule squared = create_schedule(make(Op::SINK, dtypes::void_, {mm * mm}));
+  EXPECT_EQ(to_string(cpu_heuristic_opts(only_item(squared).ast)),
+            "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
   Schedule narrow =
       create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::TN, 2048, 1024, 512)}));
   EXPECT_EQ(to_string(cpu_heuristic_opts(only_item(narrow).ast)),  // 8 MiB of dlogits: panels outermost
