@@ -102,9 +102,10 @@ static inline lg_f32x16 lg_sel_f32x16(lg_i32x16 m, lg_f32x16 a, lg_f32x16 b) { /
   return a;
 }
 /* AVX-512 (16 lanes, all active): fused multiply-add, max and min (x86's: the second operand when
-   either is NaN), rounding to the nearest even integer, a * 2^floor(b), and the lanes of v that are
-   NaN over those of r; a * 2^floor(b) in the lanes where x > lo (ordered), 0 in the others. clang gets its builtins (what immintrin.h's intrinsics call; 4: the current
-   rounding, 3: unordered), since parsing immintrin.h is about 0.2 s of a kernel's 0.3 s build. */
+   either is NaN), rounding to the nearest even integer, a * 2^floor(b) in the lanes where x > lo
+   (ordered; 0 in the others), and the lanes of v that are NaN over those of r. clang gets its
+   builtins (what immintrin.h's intrinsics call; 4: the current rounding, 3: unordered, 30: greater,
+   ordered), since parsing immintrin.h is about 0.2 s of a kernel's 0.3 s build. */
 #if defined(__AVX512F__) && defined(__clang__)
 #define LG_AVX512 1
 #define LG_FMA512(a, b, c) __builtin_ia32_vfmaddps512_mask((a), (b), (c), (unsigned short)-1, 4)
