@@ -275,7 +275,8 @@ std::vector<Opt> transposed_panel_opts(const KernelShape& k) {
   std::vector<int64_t> left = k.size;
   opts.push_back({OptKind::UPCAST, vec, kVectorLanes});
   left[vec] /= kVectorLanes;
-  if (int u = pick(left[vec], {2})) opts.push_back({OptKind::UPCAST, vec, u}), left[vec] /= u;
+  if (int u = pick(left[vec], {2}); u && left[vec] / u >= kParallelTrips)
+    opts.push_back({OptKind::UPCAST, vec, u}), left[vec] /= u;
   int t = pick(left[tile], {8, 4, 2});
   opts.push_back({OptKind::UPCAST, tile, t});
   left[tile] /= t;

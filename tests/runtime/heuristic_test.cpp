@@ -234,31 +234,35 @@ TEST(Heuristic, AColumnSumOverTwoAxesIsVectorizedAlongItsColumns) {
 // reduction too long for a packed panel (8192 x 32 floats: 1 MiB) keeps the reduce-vector tiling;
 // PACK=0 does too. Values: exact float64 sums.
 TEST(Heuristic, AnNtMatmulIsTiledAlongItsOutputThroughATransposingPack) {
-  constexpr int64_t n = 64, k = 64, m = 512;
-  auto opts_of = [](int64_t kk) {
+  constexpr int64_t n = 64, k = 64;
+  auto opts_of = [](int64_t kk, int64_t m) {
     Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NT, n, kk, m)}));
     return to_string(cpu_heuristic_opts(only_item(s).ast));
   };
-  EXPECT_EQ(opts_of(k), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
-  EXPECT_EQ(opts_of(256), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
-  EXPECT_EQ(opts_of(8192), "[UPCAST(2,16), UPCAST(1,4), UPCAST(0,4)]");
+  EXPECT_EQ(opts_of(k, 512), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
+  EXPECT_EQ(opts_of(256, 512), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
+  EXPECT_EQ(opts_of(8192, 512), "[UPCAST(2,16), UPCAST(1,4), UPCAST(0,4)]");
+  // 256 keys (a 256-token sequence): 16 panels of one vector, not 8 of two (too few to split)
+  EXPECT_EQ(opts_of(k, 256), "[UPCAST(1,16), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
   config().pack = false;
-  EXPECT_EQ(opts_of(k), "[UPCAST(2,16), UPCAST(1,4), UPCAST(0,4)]");
+  EXPECT_EQ(opts_of(k, 512), "[UPCAST(2,16), UPCAST(1,4), UPCAST(0,4)]");
   config().pack = true;
 
-  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NT, n, k, m)}));
-  const ScheduleItem& item = only_item(s);
-  std::string src = CRenderer().render(lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16));
-  EXPECT_NE(src.find("lg_load_f32x16(&lg_smem0["), std::string::npos) << src;  // b read as vectors
-  auto element = [](int64_t i, double scale) { return scale * static_cast<double>((i * 7) % 11 - 5); };
-  std::vector<double> want(n * m, 0.0);
-  for (int64_t r = 0; r < n; r++)
-    for (int64_t c = 0; c < m; c++)
-      for (int64_t kk = 0; kk < k; kk++)
-        want[r * m + c] += element(r * k + kk, 0.5) * element(c * k + kk, 0.25);
-  std::vector<float> got = run(matmul("CPU", Layout::NT, n, k, m));
-  ASSERT_EQ(got.size(), want.size());
-  for (int64_t i = 0; i < n * m; i++) ASSERT_EQ(got[i], static_cast<float>(want[i])) << i;
+  for (int64_t m : {512, 256}) {
+    Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::NT, n, k, m)}));
+    const ScheduleItem& item = only_item(s);
+    std::string src = CRenderer().render(lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16));
+    EXPECT_NE(src.find("lg_load_f32x16(&lg_smem0["), std::string::npos) << src;  // b read as vectors
+    auto element = [](int64_t i, double scale) { return scale * static_cast<double>((i * 7) % 11 - 5); };
+    std::vector<double> want(n * m, 0.0);
+    for (int64_t r = 0; r < n; r++)
+      for (int64_t c = 0; c < m; c++)
+        for (int64_t kk = 0; kk < k; kk++)
+          want[r * m + c] += element(r * k + kk, 0.5) * element(c * k + kk, 0.25);
+    std::vector<float> got = run(matmul("CPU", Layout::NT, n, k, m));
+    ASSERT_EQ(got.size(), want.size());
+    for (int64_t i = 0; i < n * m; i++) ASSERT_EQ(got[i], static_cast<float>(want[i])) << m << " " << i;
+  }
 }
 
 // A TN matmul reads its broadcast operand down the columns, a stored row (8 KiB here) per k step,
