@@ -161,6 +161,25 @@ void pack_panels(const KernelShape& k, int vec, int tile, int64_t width, std::ve
   }
 }
 
+// Packing of the 16-bit operands a register tile broadcasts: a bf16 element becomes a float32
+// vector through a scalar shift and a broadcast from a general register (two ALU operations, one on
+// the shuffle port the FMAs share), one per row of the tile and reduction step. PACK widens it
+// (codegen/pack.h) into the tile's own float32 array, copied once per tile, read by broadcasts from
+// memory, which take a load port only. Only an operand contiguous along the tile's rows (dY^T of
+// a weight gradient): the copy, rows innermost, is then vector loads, shifts and stores; one read
+// along the reduction (a row of dY) would be copied an element at a time, three operations each
+// (measured slower than the broadcasts it saves).
+void pack_broadcast_rows(const KernelShape& k, int vec, int tile, std::vector<Opt>& opts) {
+  if (tile < 0) return;
+  for (const Access& x : k.access) {
+    if (x.is_store || !is_float(x.dtype) || itemsize(x.dtype) != 2 || x.stride[vec] != 0 ||
+        x.stride[tile] != 1)
+      continue;
+    Opt p{OptKind::PACK, static_cast<int>(x.slot)};
+    if (std::find(opts.begin(), opts.end(), p) == opts.end()) opts.push_back(p);
+  }
+}
+
 // Register tiles for a reduction, from the access strides. The renderer turns the first UPCAST of
 // kVectorLanes trips into vector values (codegen/vectorize.h); the other UPCASTs copy that vector
 // code. Two shapes:
@@ -209,6 +228,7 @@ std::vector<Opt> reduce_opts(const KernelShape& k, bool kblock) {
     }
     if ((panel > 0 || opts.size() > before) && config().pack)
       pack_panels(k, vec, tile, k.size[vec] / left[vec], opts);
+    if (config().pack) pack_broadcast_rows(k, vec, tile, opts);
     if (panel > 0) return opts;
   } else if (int red = vector_axis(true); red >= 0) {
     upcast(red, {kVectorLanes});
@@ -345,6 +365,17 @@ std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast) {
   KernelShape k(ast);
   bool has_reduce = std::find(k.reduce.begin(), k.reduce.end(), true) != k.reduce.end();
   if (has_reduce && (has_row_reductions(ast) || reduces_each_row_several_times(ast, k))) return row_opts(k);
+  // Appends each PACK that applies after the Opts before it.
+  auto append_packs = [&](std::vector<Opt>& opts, const std::vector<Opt>& packs) {
+    for (const Opt& p : packs) {
+      opts.push_back(p);
+      try {
+        apply_opts(ast, opts);
+      } catch (const OptError&) {
+        opts.pop_back();
+      }
+    }
+  };
   if (has_reduce && config().pack) {  // all of its PACKs apply, or the usual tiling
     std::vector<Opt> t = transposed_panel_opts(k);
     try {
@@ -373,14 +404,7 @@ std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast) {
         packs = split_packs(opts);
       }
     }
-    for (const Opt& p : packs) {  // each PACK (the last Opts) stays if it applies after those before it
-      opts.push_back(p);
-      try {
-        apply_opts(ast, opts);
-      } catch (const OptError&) {
-        opts.pop_back();
-      }
-    }
+    append_packs(opts, packs);  // each PACK (the last Opts) stays if it applies
     return opts;
   }
   // Elementwise: one vector along the last axis when every access is contiguous or broadcast along

@@ -27,6 +27,17 @@ NodeRef slot_of(const std::vector<const Node*>& t, const std::vector<NodeRef>& v
   return s;
 }
 
+// The CAST to float32 that is the only user of a 16-bit float load (a bf16 matmul widens each
+// operand element before its FMA), or null.
+const Node* widening_cast(const NodeRef& ast, const Node* load) {
+  if (!is_float(load->dtype) || itemsize(load->dtype) != 2) return nullptr;
+  UserMap u = user_map(ast);
+  const std::vector<int>& users = u.users[u.index_of(load)];
+  if (users.size() != 1) return nullptr;
+  const Node* cast = u.order[users[0]];
+  return cast->op == Op::CAST && cast->dtype == dtypes::float32 ? cast : nullptr;
+}
+
 }  // namespace
 
 NodeRef pack_operand(const NodeRef& ast, int64_t slot) {
@@ -65,7 +76,9 @@ NodeRef pack_operand(const NodeRef& ast, int64_t slot) {
     if (std::find(outer.begin(), outer.end(), loops[i]) != outer.end()) inside = i + 1;
   int64_t reuse = 1;
   for (size_t i = inside; i < loops.size(); i++) reuse *= rsize(loops[i]);
-  if (reuse < 2) throw OptError(str("PACK: no output loop inside the copy of argument ", slot, " reuses it"));
+  const Node* widen = widening_cast(ast, load.get());
+  if (reuse < 2 && !widen)
+    throw OptError(str("PACK: no output loop inside the copy of argument ", slot, " reuses it"));
   // Reduce ranges first in loop order, then the copies with the vector lanes (the lowest id) last.
   auto copies = std::stable_partition(t.begin(), t.end(),
                                       [](const Node* r) { return rarg(r).type == AxisType::REDUCE; });
@@ -73,7 +86,7 @@ NodeRef pack_operand(const NodeRef& ast, int64_t slot) {
   std::sort(copies, t.end(), [](const Node* a, const Node* b) { return rarg(a).id > rarg(b).id; });
   int64_t elements = 1;
   for (const Node* r : t) elements *= rsize(r);
-  DType dt = load->dtype;
+  DType dt = widen ? widen->dtype : load->dtype;
   if (elements * itemsize(dt) > kPackBytes)
     throw OptError(str("PACK: argument ", slot, "'s panel needs ", elements * itemsize(dt),
                        " bytes (at most ", kPackBytes, ")"));
@@ -86,11 +99,12 @@ NodeRef pack_operand(const NodeRef& ast, int64_t slot) {
     at_t.push_back(NodeRef::share(t[i]));
     to_copy.emplace_back(at_t.back(), c.back());
   }
+  const NodeRef value = widen ? NodeRef::share(widen) : load;  // what the array holds
   NodeRef store = make(Op::STORE, dtypes::void_,
-                       {make(Op::INDEX, dt.as_ptr(), {local, slot_of(t, c)}), substitute(load, to_copy)});
+                       {make(Op::INDEX, dt.as_ptr(), {local, slot_of(t, c)}), substitute(value, to_copy)});
   NodeRef packed = make(Op::BARRIER, dt.as_ptr(), {local, store});
   NodeRef read = make(Op::LOAD, dt, {make(Op::INDEX, dt.as_ptr(), {packed, slot_of(t, at_t)})});
-  return substitute(ast, {{load, read}});
+  return substitute(ast, {{value, read}});
 }
 
 }  // namespace lg

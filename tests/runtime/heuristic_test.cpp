@@ -214,6 +214,60 @@ TEST(Heuristic, AWeightGradientWithALargePageStridedOperandIsBlockedNotPanelOrde
             "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
 }
 
+// A bf16 weight gradient (dW = dY^T @ X, each operand widened to float32 before its FMA): besides
+// the panel of X, the tile's broadcast rows of dY^T (contiguous along the rows) are PACKed, widened
+// to float32, so the kernel broadcasts them from memory instead of shifting and broadcasting each
+// element (docs/cpu_backend.md "Packing"). An NN product's broadcast operand, read along the
+// reduction, is not packed: its copy would go an element at a time. Values: exact float64 sums.
+TEST(Heuristic, ABf16WeightGradientPacksItsBroadcastRowsWidened) {
+  constexpr int64_t n = 64, k = 256, m = 512;
+  auto bf16_input = [](const std::string& dev, const Shape& shape, float scale) {
+    NodeRef b = new_buffer(device_node(dev), dtypes::bfloat16, shape[0] * shape[1]);
+    std::vector<uint16_t> host(shape[0] * shape[1]);
+    for (size_t i = 0; i < host.size(); i++) {  // small multiples of scale: exact in bf16
+      float v = scale * static_cast<float>((static_cast<int64_t>(i) * 7) % 11 - 5);
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      host[i] = static_cast<uint16_t>(bits >> 16);
+    }
+    buffer_copy_in(*b, host.data(), host.size() * 2);
+    return make(Op::CAST, dtypes::float32, {make(Op::RESHAPE, dtypes::bfloat16, {b}, shape)});
+  };
+  auto weight_gradient = [&](const std::string& dev, Layout l) {
+    NodeRef a =
+        l == Layout::TN ? permute(bf16_input(dev, {k, n}, 0.5f), {1, 0}) : bf16_input(dev, {n, k}, 0.5f);
+    return matmul_nt(a, permute(bf16_input(dev, {k, m}, 0.25f), {1, 0}));
+  };
+  auto opts_of = [&](Layout l) {
+    Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {weight_gradient("INTERP", l)}));
+    return to_string(cpu_heuristic_opts(only_item(s).ast));
+  };
+  EXPECT_EQ(opts_of(Layout::TN),
+            "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0), PACK(1,0)]");
+  EXPECT_EQ(opts_of(Layout::NN), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
+  // The copies' outer loops are left to the SLP vectorizer (codegen/render_c.cpp): the panel's
+  // k and vector-copy loops around its lanes, the rows' k loop around its 8 rows.
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {weight_gradient("INTERP", Layout::TN)}));
+  const ScheduleItem& item = only_item(s);
+  std::string src = CRenderer().render(lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16));
+  size_t pragmas = 0;
+  for (size_t at = src.find("#pragma clang loop vectorize(disable)"); at != std::string::npos;
+       at = src.find("#pragma clang loop vectorize(disable)", at + 1))
+    pragmas++;
+  EXPECT_EQ(pragmas, 3u) << src;
+  EXPECT_NE(src.find("float lg_smem1["), std::string::npos) << src;  // dY^T's rows, widened
+
+  std::vector<double> want(n * m, 0.0);
+  auto element = [](int64_t i, double scale) { return scale * static_cast<double>((i * 7) % 11 - 5); };
+  for (int64_t r = 0; r < n; r++)
+    for (int64_t c = 0; c < m; c++)
+      for (int64_t kk = 0; kk < k; kk++)
+        want[r * m + c] += element(kk * n + r, 0.5) * element(kk * m + c, 0.25);
+  std::vector<float> got = run(weight_gradient("CPU", Layout::TN));
+  ASSERT_EQ(got.size(), want.size());
+  for (int64_t i = 0; i < n * m; i++) ASSERT_EQ(got[i], static_cast<float>(want[i])) << i;
+}
+
 // A norm weight's gradient is one column sum over batch and sequence: one output axis and two
 // reduce axes, but one reduction, so it is an output-vector kernel (64 columns a trip, read a row
 // at a time), not a row kernel of several reductions (which left it scalar, one strided column

@@ -28,6 +28,12 @@ NodeRef filled(const Shape& shape, DType t, uint64_t seed) {
     if (t == dtypes::int32) {
       int32_t v = static_cast<int32_t>(rng() % 19) - 9;
       std::memcpy(bytes.data() + 4 * i, &v, 4);
+    } else if (t == dtypes::bfloat16) {  // k / 4 has at most 5 significant bits: exact in bf16
+      float v = static_cast<float>(static_cast<int>(rng() % 17) - 8) / 4;
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      uint16_t high = static_cast<uint16_t>(bits >> 16);
+      std::memcpy(bytes.data() + 2 * i, &high, 2);
     } else {
       float v = static_cast<float>(static_cast<int>(rng() % 17) - 8) / 4;
       std::memcpy(bytes.data() + 4 * i, &v, 4);
@@ -302,6 +308,38 @@ TEST(Opts, PackCopiesAMatmulPanelOncePerOuterTripAndReadsItFromThere) {
   std::string too_big =
       opt_error(big.ast, {{OptKind::UPCAST, 1, 16}, {OptKind::THREAD, 1}, {OptKind::PACK, 2}});
   EXPECT_NE(too_big.find("needs 768000 bytes (at most 524288)"), std::string::npos) << too_big;
+}
+
+// PACK of a bf16 operand whose one reader widens it to float32 (a bf16 matmul's FMA operand): the
+// array holds the widened values, so the copy converts each element once and the kernel reads
+// float32. Widening is worth a copy with no loop to reuse it: a tile's broadcast rows.
+TEST(Opts, PackOfAWidenedBf16OperandHoldsFloat32) {
+  NodeRef a = filled({8, 12}, dtypes::bfloat16, 17), b = filled({12, 16}, dtypes::bfloat16, 18);
+  auto f32 = [](const NodeRef& x) { return make(Op::CAST, dtypes::float32, {x}); };
+  NodeRef x = expand(reshape(f32(a), {8, 1, 12}), {8, 16, 12});
+  NodeRef y =
+      expand(reshape(make(Op::PERMUTE, dtypes::float32, {f32(b)}, Shape{1, 0}), {1, 16, 12}), {8, 16, 12});
+  ScheduleItem item = only_kernel(reduce(x * y, Op::ADD, {2}));  // a is slot 1, b slot 2
+  std::vector<uint8_t> want = run(item, {});
+  // b's panel (reused by the row loop) and a's rows (only the tile's own columns read them)
+  const std::vector<Opt> panel{{OptKind::UPCAST, 1, 4}, {OptKind::THREAD, 1}, {OptKind::PACK, 2}};
+  const std::vector<Opt> rows{{OptKind::UPCAST, 1, 16}, {OptKind::UPCAST, 0, 2}, {OptKind::PACK, 1}};
+  for (const std::vector<Opt>& opts : {panel, rows}) {
+    EXPECT_EQ(run(item, opts), want) << to_string(opts);  // float32 sums of exact products: same order
+    LinearProgram p = lower_kernel(item.ast, item.name, opts);
+    std::vector<DType> locals;
+    for (const NodeRef& n : p.ops)
+      if (n->op == Op::DEFINE_LOCAL) locals.push_back(n->dtype.base());
+    EXPECT_EQ(locals, std::vector<DType>{dtypes::float32}) << to_string(opts);
+  }
+  // an int32 operand is not widened: the same rows have nothing to reuse their copy
+  NodeRef c = filled({8, 12}, dtypes::int32, 19), d = filled({12, 16}, dtypes::int32, 20);
+  ScheduleItem ints = only_kernel(
+      reduce(expand(reshape(c, {8, 1, 12}), {8, 16, 12}) *
+                 expand(reshape(make(Op::PERMUTE, d->dtype, {d}, Shape{1, 0}), {1, 16, 12}), {8, 16, 12}),
+             Op::ADD, {2}));
+  EXPECT_NE(opt_error(ints.ast, rows).find("no output loop inside the copy of argument 1"),
+            std::string::npos);
 }
 
 TEST(Opts, UpcastMakesOneStorePerCopyAndUnrollFoldsCopies) {
