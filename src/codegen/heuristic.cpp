@@ -164,17 +164,19 @@ void pack_panels(const KernelShape& k, int vec, int tile, int64_t width, std::ve
 // Packing of the 16-bit operands a register tile broadcasts: a bf16 element becomes a float32
 // vector through a scalar shift and a broadcast from a general register (two ALU operations, one on
 // the shuffle port the FMAs share), one per row of the tile and reduction step. PACK widens it
-// (codegen/pack.h) into the tile's own float32 array, copied once per tile, read by broadcasts from
-// memory, which take a load port only. Only an operand contiguous along the tile's rows (dY^T of
-// a weight gradient): the copy, rows innermost, is then vector loads, shifts and stores; one read
-// along the reduction (a row of dY) would be copied an element at a time, three operations each
-// (measured slower than the broadcasts it saves).
+// (codegen/pack.h) into the tile's own float32 array, copied once per tile in the source's order
+// (vector loads, shifts and stores), read by broadcasts from memory, which take a load port only.
+// Only an operand contiguous along the tile's rows (dY^T of a weight gradient) or along its
+// reduction (X of a forward product, dY of an input gradient): another would be copied an
+// element at a time.
 void pack_broadcast_rows(const KernelShape& k, int vec, int tile, std::vector<Opt>& opts) {
   if (tile < 0) return;
   for (const Access& x : k.access) {
     if (x.is_store || !is_float(x.dtype) || itemsize(x.dtype) != 2 || x.stride[vec] != 0 ||
-        x.stride[tile] != 1)
+        x.stride[tile] == 0)
       continue;
+    int inner = last_axis(k, true, [&](int a) { return x.stride[a] != 0; });
+    if (x.stride[tile] != 1 && (inner < 0 || x.stride[inner] != 1)) continue;
     Opt p{OptKind::PACK, static_cast<int>(x.slot)};
     if (std::find(opts.begin(), opts.end(), p) == opts.end()) opts.push_back(p);
   }
@@ -259,8 +261,9 @@ std::vector<Opt> reduce_opts(const KernelShape& k, bool kblock) {
 // transposing copy, contiguous where it is read), the other operand (q) is broadcast along it, and
 // the tile's rows are the axis along which the packed operand is reused. Empty when the kernel is
 // not of that form or no axis can be the panel; cpu_heuristic_opts takes it only if every PACK
-// applies (the panel fits kPackBytes: a reduction of at most 4096 float32 steps).
-std::vector<Opt> transposed_panel_opts(const KernelShape& k) {
+// applies (the panel fits kPackBytes: a reduction of at most 4096 float32 steps). row_packs gets
+// the PACKs of 16-bit broadcast rows (pack_broadcast_rows), each kept if it applies.
+std::vector<Opt> transposed_panel_opts(const KernelShape& k, std::vector<Opt>& row_packs) {
   auto reduce_moving = [&](const Access& x) {
     for (int a = 0; a < k.axes(); a++)
       if (k.reduce[a] && x.stride[a] != 0) return true;
@@ -307,6 +310,7 @@ std::vector<Opt> transposed_panel_opts(const KernelShape& k) {
       Opt p{OptKind::PACK, static_cast<int>(x.slot)};
       if (std::find(opts.begin(), opts.end(), p) == opts.end()) opts.push_back(p);
     }
+  pack_broadcast_rows(k, vec, tile, row_packs);
   return opts;
 }
 
@@ -376,11 +380,13 @@ std::vector<Opt> cpu_heuristic_opts(const NodeRef& ast) {
       }
     }
   };
-  if (has_reduce && config().pack) {  // all of its PACKs apply, or the usual tiling
-    std::vector<Opt> t = transposed_panel_opts(k);
+  if (has_reduce && config().pack) {  // all of its panel PACKs apply, or the usual tiling
+    std::vector<Opt> row_packs;
+    std::vector<Opt> t = transposed_panel_opts(k, row_packs);
     try {
       if (!t.empty()) {
         apply_opts(ast, t);
+        append_packs(t, row_packs);
         return t;
       }
     } catch (const OptError&) {

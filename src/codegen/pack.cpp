@@ -1,8 +1,10 @@
 #include "codegen/pack.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "base/error.h"
+#include "codegen/access.h"
 #include "codegen/opt.h"
 #include "ir/build.h"
 #include "ir/graph.h"
@@ -42,10 +44,12 @@ const Node* widening_cast(const NodeRef& ast, const Node* load) {
 
 NodeRef pack_operand(const NodeRef& ast, int64_t slot) {
   std::vector<const Node*> loads, loops;
-  int64_t next_id = 0, locals = 0;
+  const Node* lanes = nullptr;  // the kernel's first UPCAST: the vector lanes (codegen/vectorize.h)
+  int64_t next_id = 0, locals = 0, local_bytes = 0;
   for (const Node* n : toposort(ast)) {
     if (n->op == Op::RANGE) {
       AxisType t = rarg(n).type;
+      if (t == AxisType::UPCAST && (!lanes || rarg(n).id < rarg(lanes).id)) lanes = n;
       if (!is_output_loop(t) && !is_inner(t) && t != AxisType::COOP)  // COOP: another PACK's copy
         throw OptError(str("PACK needs CPU loops, not a ", axis_type_name(t), " range"));
       if (is_output_loop(t)) loops.push_back(n);
@@ -53,7 +57,10 @@ NodeRef pack_operand(const NodeRef& ast, int64_t slot) {
     }
     if (n->op == Op::WMMA || n->op == Op::BLOCK_MMA || n->op == Op::ATTENTION)
       throw OptError("PACK of a GPU kernel");
-    if (n->op == Op::DEFINE_LOCAL) locals++;
+    if (n->op == Op::DEFINE_LOCAL) {
+      locals++;
+      local_bytes += n->get_arg<BufferArg>().size * itemsize(n->dtype.base());
+    }
     if (n->op == Op::LOAD && n->src[0]->op == Op::INDEX && n->src[0]->src[0]->op == Op::DEFINE_GLOBAL &&
         n->src[0]->src[0]->get_arg<int64_t>() == slot)
       loads.push_back(n);
@@ -84,12 +91,24 @@ NodeRef pack_operand(const NodeRef& ast, int64_t slot) {
                                       [](const Node* r) { return rarg(r).type == AxisType::REDUCE; });
   std::sort(t.begin(), copies, by_id);
   std::sort(copies, t.end(), [](const Node* a, const Node* b) { return rarg(a).id > rarg(b).id; });
+  // A load without the vector lanes (rows a tile broadcasts, read by address, in any layout) keeps
+  // its source's order instead, the smallest stride innermost: the copy then reads runs of memory.
+  if (std::find(t.begin(), t.end(), lanes) == t.end()) {
+    auto stride = [&](const Node* r) {
+      int64_t s = index_stride(load->src[0]->src[1], r);
+      return s == kNonAffineStride ? std::numeric_limits<int64_t>::max() : s < 0 ? -s : s;
+    };
+    std::stable_sort(t.begin(), t.end(), [&](const Node* a, const Node* b) { return stride(a) > stride(b); });
+  }
   int64_t elements = 1;
   for (const Node* r : t) elements *= rsize(r);
   DType dt = widen ? widen->dtype : load->dtype;
   if (elements * itemsize(dt) > kPackBytes)
     throw OptError(str("PACK: argument ", slot, "'s panel needs ", elements * itemsize(dt),
                        " bytes (at most ", kPackBytes, ")"));
+  if (local_bytes + elements * itemsize(dt) > kPackKernelBytes)
+    throw OptError(str("PACK: argument ", slot, "'s array would bring the kernel's arrays to ",
+                       local_bytes + elements * itemsize(dt), " bytes (at most ", kPackKernelBytes, ")"));
 
   NodeRef local = make(Op::DEFINE_LOCAL, dt.as_ptr(), {}, BufferArg{static_cast<uint64_t>(locals), elements});
   std::vector<NodeRef> c, at_t;

@@ -25,17 +25,27 @@
 // and the load becomes LOAD(Xb[mixed-radix(T)]): the same values, read from one contiguous block
 // (W elements per k step, one step after another). The linearizer places the copy right inside
 // the last loop of O to open (codegen/linearize.h), so it runs once per panel and every row tile
-// inside reads the array. Throws OptError when the kernel has GPU ranges, argument s is loaded at
-// several indices or not at all, the load does not move along a reduction, its outer loops leave
-// no output loop inside them to reuse the copy, or the array would exceed kPackBytes.
+// inside reads the array.
+// Widening: when the load is of a 16-bit float and its one user is a CAST to float32 (a bf16
+// matmul's operand), the array is float32 and holds the CAST: the copy converts each element once,
+// vector lanes at a time, and the kernel reads float32. Such a copy pays without an output loop to
+// reuse it: the rows a register tile broadcasts are then a broadcast from memory (a load port)
+// instead of a shift and a broadcast from a general register per element (codegen/heuristic.cpp).
+// Throws OptError when the kernel has GPU ranges, argument s is loaded at several indices or not
+// at all, the load does not move along a reduction, its outer loops leave no output loop inside
+// them to reuse a copy that does not widen, or the array would exceed kPackBytes or bring the
+// kernel's arrays over kPackKernelBytes.
 #include <cstdint>
 
 #include "ir/node.h"
 
 namespace lg {
 
-// The largest array one PACK may use (a thread's stack holds it; L2 is 1-2 MiB a core).
+// The largest array one PACK may use (a thread's stack holds it; L2 is 1-2 MiB a core), and the
+// most all of a kernel's arrays may take together (BEAM may pack every input; thread stacks are
+// 8 MiB).
 inline constexpr int64_t kPackBytes = 512 << 10;
+inline constexpr int64_t kPackKernelBytes = 2 << 20;
 
 NodeRef pack_operand(const NodeRef& ast, int64_t slot);
 

@@ -214,12 +214,12 @@ TEST(Heuristic, AWeightGradientWithALargePageStridedOperandIsBlockedNotPanelOrde
             "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
 }
 
-// A bf16 weight gradient (dW = dY^T @ X, each operand widened to float32 before its FMA): besides
-// the panel of X, the tile's broadcast rows of dY^T (contiguous along the rows) are PACKed, widened
-// to float32, so the kernel broadcasts them from memory instead of shifting and broadcasting each
-// element (docs/cpu_backend.md "Packing"). An NN product's broadcast operand, read along the
-// reduction, is not packed: its copy would go an element at a time. Values: exact float64 sums.
-TEST(Heuristic, ABf16WeightGradientPacksItsBroadcastRowsWidened) {
+// A bf16 matmul (each operand widened to float32 before its FMA): besides the panel of X, the
+// tile's broadcast rows (dY^T of a weight gradient, contiguous along the rows; a of an NN product,
+// contiguous along the reduction) are PACKed, widened to float32, so the kernel broadcasts them
+// from memory instead of shifting and broadcasting each element (docs/cpu_backend.md "bf16
+// operands"). Values: exact float64 sums.
+TEST(Heuristic, ABf16MatmulPacksItsBroadcastRowsWidened) {
   constexpr int64_t n = 64, k = 256, m = 512;
   auto bf16_input = [](const std::string& dev, const Shape& shape, float scale) {
     NodeRef b = new_buffer(device_node(dev), dtypes::bfloat16, shape[0] * shape[1]);
@@ -244,7 +244,8 @@ TEST(Heuristic, ABf16WeightGradientPacksItsBroadcastRowsWidened) {
   };
   EXPECT_EQ(opts_of(Layout::TN),
             "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0), PACK(1,0)]");
-  EXPECT_EQ(opts_of(Layout::NN), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
+  EXPECT_EQ(opts_of(Layout::NN),
+            "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0), PACK(1,0)]");
   // The copies' outer loops are left to the SLP vectorizer (codegen/render_c.cpp): the panel's
   // k and vector-copy loops around its lanes, the rows' k loop around its 8 rows.
   Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {weight_gradient("INTERP", Layout::TN)}));
@@ -257,15 +258,18 @@ TEST(Heuristic, ABf16WeightGradientPacksItsBroadcastRowsWidened) {
   EXPECT_EQ(pragmas, 3u) << src;
   EXPECT_NE(src.find("float lg_smem1["), std::string::npos) << src;  // dY^T's rows, widened
 
-  std::vector<double> want(n * m, 0.0);
   auto element = [](int64_t i, double scale) { return scale * static_cast<double>((i * 7) % 11 - 5); };
-  for (int64_t r = 0; r < n; r++)
-    for (int64_t c = 0; c < m; c++)
-      for (int64_t kk = 0; kk < k; kk++)
-        want[r * m + c] += element(kk * n + r, 0.5) * element(kk * m + c, 0.25);
-  std::vector<float> got = run(weight_gradient("CPU", Layout::TN));
-  ASSERT_EQ(got.size(), want.size());
-  for (int64_t i = 0; i < n * m; i++) ASSERT_EQ(got[i], static_cast<float>(want[i])) << i;
+  for (Layout l : {Layout::TN, Layout::NN}) {
+    std::vector<double> want(n * m, 0.0);
+    for (int64_t r = 0; r < n; r++)
+      for (int64_t c = 0; c < m; c++)
+        for (int64_t kk = 0; kk < k; kk++)
+          want[r * m + c] +=
+              element(l == Layout::TN ? kk * n + r : r * k + kk, 0.5) * element(kk * m + c, 0.25);
+    std::vector<float> got = run(weight_gradient("CPU", l));
+    ASSERT_EQ(got.size(), want.size());
+    for (int64_t i = 0; i < n * m; i++) ASSERT_EQ(got[i], static_cast<float>(want[i])) << i;
+  }
 }
 
 // A norm weight's gradient is one column sum over batch and sequence: one output axis and two

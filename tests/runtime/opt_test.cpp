@@ -308,6 +308,31 @@ TEST(Opts, PackCopiesAMatmulPanelOncePerOuterTripAndReadsItFromThere) {
   std::string too_big =
       opt_error(big.ast, {{OptKind::UPCAST, 1, 16}, {OptKind::THREAD, 1}, {OptKind::PACK, 2}});
   EXPECT_NE(too_big.find("needs 768000 bytes (at most 524288)"), std::string::npos) << too_big;
+
+  // five panels of 8192 k rows x 16 int32 columns (512 KiB each): four fit a kernel's 2 MiB
+  NodeRef sum;
+  for (uint64_t i = 0; i < 5; i++) {
+    NodeRef w = filled({8192, 64}, dtypes::int32, 30 + i), x = filled({4, 8192}, dtypes::int32, 40 + i);
+    NodeRef product =
+        expand(reshape(x, {4, 1, 8192}), {4, 64, 8192}) *
+        expand(reshape(make(Op::PERMUTE, w->dtype, {w}, Shape{1, 0}), {1, 64, 8192}), {4, 64, 8192});
+    sum = sum ? sum + product : product;
+  }
+  ScheduleItem five = only_kernel(reduce(sum, Op::ADD, {2}));
+  std::vector<Opt> opts{{OptKind::UPCAST, 1, 16}, {OptKind::THREAD, 1}};
+  std::vector<std::string> refused;
+  for (int slot = 1; slot <= 10; slot++) {
+    opts.push_back({OptKind::PACK, slot});
+    if (std::string e = opt_error(five.ast, opts); !e.empty()) {
+      opts.pop_back();
+      if (e.find("no output loop inside") == std::string::npos) refused.push_back(e);  // not an x
+    }
+  }
+  EXPECT_EQ(opts.size(), 6u) << to_string(opts);
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0].find("would bring the kernel's arrays to 2621440 bytes (at most 2097152)"),
+            std::string::npos)
+      << refused[0];
 }
 
 // PACK of a bf16 operand whose one reader widens it to float32 (a bf16 matmul's FMA operand): the
@@ -332,6 +357,17 @@ TEST(Opts, PackOfAWidenedBf16OperandHoldsFloat32) {
       if (n->op == Op::DEFINE_LOCAL) locals.push_back(n->dtype.base());
     EXPECT_EQ(locals, std::vector<DType>{dtypes::float32}) << to_string(opts);
   }
+  // a's rows (no vector lanes) are copied in a's own order, 12 contiguous k steps innermost; b's
+  // panel with its 4 lanes innermost (a transposing copy when b runs along k)
+  auto copy_loops = [&](const std::vector<Opt>& opts) {
+    std::vector<int64_t> sizes;
+    for (const NodeRef& n : lower_kernel(item.ast, item.name, opts).ops)
+      if (n->op == Op::RANGE && n->get_arg<RangeArg>().type == AxisType::COOP)
+        sizes.push_back(n->src[0]->const_as_int());
+    return sizes;
+  };
+  EXPECT_EQ(copy_loops(rows), (std::vector<int64_t>{2, 12}));
+  EXPECT_EQ(copy_loops(panel), (std::vector<int64_t>{12, 4}));
   // an int32 operand is not widened: the same rows have nothing to reuse their copy
   NodeRef c = filled({8, 12}, dtypes::int32, 19), d = filled({12, 16}, dtypes::int32, 20);
   ScheduleItem ints = only_kernel(
