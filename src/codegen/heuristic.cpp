@@ -125,22 +125,27 @@ void block_reduction(const KernelShape& k, const std::vector<int64_t>& left, std
 }
 
 constexpr int64_t kStreamedOperandBytes = 64 << 20;  // more than a last-level cache holds
+constexpr int64_t kL1RowBytes = 32 << 10;            // a packed row block that stays in L1 (48 KiB)
+
+// The bytes a load reads when it moves a page or more per step of its innermost reduction (a TN
+// matmul's transposed operand), else 0.
+int64_t page_strided_load_bytes(const KernelShape& k, const Access& x) {
+  int inner = last_axis(k, true, [&](int a) { return x.stride[a] != 0; });
+  if (x.is_store || inner < 0 || x.stride[inner] == kNonAffineStride ||
+      std::abs(x.stride[inner]) * itemsize(x.dtype) < 4096)
+    return 0;
+  int64_t bytes = itemsize(x.dtype);
+  for (int a = 0; a < k.axes(); a++)
+    if (x.stride[a] != 0) bytes *= k.size[a];
+  return bytes;
+}
 
 // The bytes of the loads a register tile broadcasts across the vector axis (stride 0 along vec)
-// that move a page or more per step of their innermost reduction: a TN matmul's transposed operand.
+// that move a page or more per step of their innermost reduction.
 int64_t page_strided_bytes(const KernelShape& k, int vec) {
   int64_t total = 0;
-  for (const Access& x : k.access) {
-    if (x.is_store || x.stride[vec] != 0) continue;
-    int inner = last_axis(k, true, [&](int a) { return x.stride[a] != 0; });
-    if (inner < 0 || x.stride[inner] == kNonAffineStride ||
-        std::abs(x.stride[inner]) * itemsize(x.dtype) < 4096)
-      continue;
-    int64_t bytes = itemsize(x.dtype);
-    for (int a = 0; a < k.axes(); a++)
-      if (x.stride[a] != 0) bytes *= k.size[a];
-    total += bytes;
-  }
+  for (const Access& x : k.access)
+    if (x.stride[vec] == 0) total += page_strided_load_bytes(k, x);
   return total;
 }
 
@@ -168,15 +173,29 @@ void pack_panels(const KernelShape& k, int vec, int tile, int64_t width, std::ve
 // (vector loads, shifts and stores), read by broadcasts from memory, which take a load port only.
 // Only an operand contiguous along the tile's rows (dY^T of a weight gradient) or along its
 // reduction (X of a forward product, dY of an input gradient): another would be copied an
-// element at a time.
-void pack_broadcast_rows(const KernelShape& k, int vec, int tile, std::vector<Opt>& opts) {
+// element at a time. Rows contiguous along the tile's rows are read 8 elements a row of the
+// source apart, and their copy pays (a layer's dW: +40%), except where they jump a page per
+// reduction step and outgrow the last-level cache (dlogits^T at a 128k vocabulary: 525 MB; the
+// copy, a page per step without the kernel's prefetches, render_c.cpp, made the head's dW 30%
+// slower). Rows contiguous along the reduction stream well in place: their copy pays only while
+// the array stays in L1 (kL1RowBytes; FFN dX at d 768: +11%, logits at d 256: +25%; the head's
+// dX, 171-256 KB: 0 to -9%).
+void pack_broadcast_rows(const KernelShape& k, int vec, int tile, int64_t rows, std::vector<Opt>& opts) {
   if (tile < 0) return;
   for (const Access& x : k.access) {
     if (x.is_store || !is_float(x.dtype) || itemsize(x.dtype) != 2 || x.stride[vec] != 0 ||
         x.stride[tile] == 0)
       continue;
     int inner = last_axis(k, true, [&](int a) { return x.stride[a] != 0; });
-    if (x.stride[tile] != 1 && (inner < 0 || x.stride[inner] != 1)) continue;
+    if (x.stride[tile] == 1) {
+      if (page_strided_load_bytes(k, x) > kStreamedOperandBytes) continue;  // streamed from memory
+    } else {
+      if (inner < 0 || x.stride[inner] != 1) continue;
+      int64_t bytes = 4 * rows;  // the float32 array: the tile's rows times the reduction
+      for (int a = 0; a < k.axes(); a++)
+        if (k.reduce[a] && x.stride[a] != 0) bytes *= k.size[a];
+      if (bytes > kL1RowBytes) continue;
+    }
     Opt p{OptKind::PACK, static_cast<int>(x.slot)};
     if (std::find(opts.begin(), opts.end(), p) == opts.end()) opts.push_back(p);
   }
@@ -230,7 +249,7 @@ std::vector<Opt> reduce_opts(const KernelShape& k, bool kblock) {
     }
     if ((panel > 0 || opts.size() > before) && config().pack)
       pack_panels(k, vec, tile, k.size[vec] / left[vec], opts);
-    if (config().pack) pack_broadcast_rows(k, vec, tile, opts);
+    if (config().pack) pack_broadcast_rows(k, vec, tile, tile >= 0 ? k.size[tile] / left[tile] : 1, opts);
     if (panel > 0) return opts;
   } else if (int red = vector_axis(true); red >= 0) {
     upcast(red, {kVectorLanes});
@@ -310,7 +329,7 @@ std::vector<Opt> transposed_panel_opts(const KernelShape& k, std::vector<Opt>& r
       Opt p{OptKind::PACK, static_cast<int>(x.slot)};
       if (std::find(opts.begin(), opts.end(), p) == opts.end()) opts.push_back(p);
     }
-  pack_broadcast_rows(k, vec, tile, row_packs);
+  pack_broadcast_rows(k, vec, tile, t, row_packs);
   return opts;
 }
 

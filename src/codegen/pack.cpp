@@ -83,7 +83,11 @@ NodeRef pack_operand(const NodeRef& ast, int64_t slot) {
     if (std::find(outer.begin(), outer.end(), loops[i]) != outer.end()) inside = i + 1;
   int64_t reuse = 1;
   for (size_t i = inside; i < loops.size(); i++) reuse *= rsize(loops[i]);
+  int64_t elements = 1;
+  for (const Node* r : t) elements *= rsize(r);
+  // widened unless the float32 array would be too large (then the 16-bit one, as loaded)
   const Node* widen = widening_cast(ast, load.get());
+  if (widen && elements * itemsize(widen->dtype) > kPackBytes) widen = nullptr;
   if (reuse < 2 && !widen)
     throw OptError(str("PACK: no output loop inside the copy of argument ", slot, " reuses it"));
   // Reduce ranges first in loop order, then the copies with the vector lanes (the lowest id) last.
@@ -100,8 +104,6 @@ NodeRef pack_operand(const NodeRef& ast, int64_t slot) {
     };
     std::stable_sort(t.begin(), t.end(), [&](const Node* a, const Node* b) { return stride(a) > stride(b); });
   }
-  int64_t elements = 1;
-  for (const Node* r : t) elements *= rsize(r);
   DType dt = widen ? widen->dtype : load->dtype;
   if (elements * itemsize(dt) > kPackBytes)
     throw OptError(str("PACK: argument ", slot, "'s panel needs ", elements * itemsize(dt),

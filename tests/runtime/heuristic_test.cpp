@@ -233,22 +233,27 @@ TEST(Heuristic, ABf16MatmulPacksItsBroadcastRowsWidened) {
     buffer_copy_in(*b, host.data(), host.size() * 2);
     return make(Op::CAST, dtypes::float32, {make(Op::RESHAPE, dtypes::bfloat16, {b}, shape)});
   };
-  auto weight_gradient = [&](const std::string& dev, Layout l) {
-    NodeRef a =
-        l == Layout::TN ? permute(bf16_input(dev, {k, n}, 0.5f), {1, 0}) : bf16_input(dev, {n, k}, 0.5f);
-    return matmul_nt(a, permute(bf16_input(dev, {k, m}, 0.25f), {1, 0}));
+  auto weight_gradient = [&](const std::string& dev, Layout l, int64_t rows, int64_t steps) {
+    NodeRef a = l == Layout::TN ? permute(bf16_input(dev, {steps, rows}, 0.5f), {1, 0})
+                                : bf16_input(dev, {rows, steps}, 0.5f);
+    return matmul_nt(a, permute(bf16_input(dev, {steps, m}, 0.25f), {1, 0}));
   };
-  auto opts_of = [&](Layout l) {
-    Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {weight_gradient("INTERP", l)}));
+  auto opts_of = [&](Layout l, int64_t rows, int64_t steps) {
+    Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {weight_gradient("INTERP", l, rows, steps)}));
     return to_string(cpu_heuristic_opts(only_item(s).ast));
   };
-  EXPECT_EQ(opts_of(Layout::TN),
+  // not packed: NN rows whose array (8 rows x 2048 steps of float32: 64 KiB) outgrows L1, and TN
+  // rows of a 71 MB operand that jump a page (17408 bf16) per step
+  EXPECT_EQ(opts_of(Layout::NN, n, 2048), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
+  EXPECT_EQ(opts_of(Layout::TN, 17408, 2048).find("PACK(1,0)"), std::string::npos)
+      << opts_of(Layout::TN, 17408, 2048);
+  EXPECT_EQ(opts_of(Layout::TN, n, k),
             "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0), PACK(1,0)]");
-  EXPECT_EQ(opts_of(Layout::NN),
+  EXPECT_EQ(opts_of(Layout::NN, n, k),
             "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0), PACK(1,0)]");
   // The copies' outer loops are left to the SLP vectorizer (codegen/render_c.cpp): the panel's
   // k and vector-copy loops around its lanes, the rows' k loop around its 8 rows.
-  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {weight_gradient("INTERP", Layout::TN)}));
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {weight_gradient("INTERP", Layout::TN, n, k)}));
   const ScheduleItem& item = only_item(s);
   std::string src = CRenderer().render(lower_kernel(item.ast, item.name, cpu_heuristic_opts(item.ast), 16));
   size_t pragmas = 0;
@@ -266,7 +271,7 @@ TEST(Heuristic, ABf16MatmulPacksItsBroadcastRowsWidened) {
         for (int64_t kk = 0; kk < k; kk++)
           want[r * m + c] +=
               element(l == Layout::TN ? kk * n + r : r * k + kk, 0.5) * element(kk * m + c, 0.25);
-    std::vector<float> got = run(weight_gradient("CPU", l));
+    std::vector<float> got = run(weight_gradient("CPU", l, n, k));
     ASSERT_EQ(got.size(), want.size());
     for (int64_t i = 0; i < n * m; i++) ASSERT_EQ(got[i], static_cast<float>(want[i])) << i;
   }

@@ -368,6 +368,19 @@ TEST(Opts, PackOfAWidenedBf16OperandHoldsFloat32) {
   };
   EXPECT_EQ(copy_loops(rows), (std::vector<int64_t>{2, 12}));
   EXPECT_EQ(copy_loops(panel), (std::vector<int64_t>{12, 4}));
+  // a panel of 12000 k steps x 16 columns: 768000 bytes widened, over kPackBytes: it stays bf16
+  NodeRef left = filled({4, 12000}, dtypes::bfloat16, 21), wide = filled({12000, 64}, dtypes::bfloat16, 22);
+  ScheduleItem big = only_kernel(
+      reduce(expand(reshape(f32(left), {4, 1, 12000}), {4, 64, 12000}) *
+                 expand(reshape(make(Op::PERMUTE, dtypes::float32, {f32(wide)}, Shape{1, 0}), {1, 64, 12000}),
+                        {4, 64, 12000}),
+             Op::ADD, {2}));
+  const std::vector<Opt> big_panel{{OptKind::UPCAST, 1, 16}, {OptKind::THREAD, 1}, {OptKind::PACK, 2}};
+  EXPECT_EQ(run(big, big_panel), run(big, {}));
+  std::vector<DType> big_locals;
+  for (const NodeRef& n : lower_kernel(big.ast, big.name, big_panel).ops)
+    if (n->op == Op::DEFINE_LOCAL) big_locals.push_back(n->dtype.base());
+  EXPECT_EQ(big_locals, std::vector<DType>{dtypes::bfloat16});
   // an int32 operand is not widened: the same rows have nothing to reuse their copy
   NodeRef c = filled({8, 12}, dtypes::int32, 19), d = filled({12, 16}, dtypes::int32, 20);
   ScheduleItem ints = only_kernel(
