@@ -32,6 +32,9 @@
 // reuse it: the rows a register tile broadcasts are then a broadcast from memory (a load port)
 // instead of a shift and a broadcast from a general register per element (codegen/heuristic.cpp).
 // A float32 array over kPackBytes stays 16-bit (the copy as loaded; the CAST stays in the kernel).
+// A load without the vector lanes (the kernel's first UPCAST: rows a tile broadcasts, read by
+// address) orders T by its source's strides instead, the smallest innermost, so its copy reads
+// runs of memory.
 // Throws OptError when the kernel has GPU ranges, argument s is loaded at several indices or not
 // at all, the load does not move along a reduction, its outer loops leave no output loop inside
 // them to reuse a copy that does not widen, or the array would exceed kPackBytes or bring the
