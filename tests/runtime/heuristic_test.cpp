@@ -14,6 +14,7 @@
 #include "codegen/program.h"
 #include "codegen/render_c.h"
 #include "ir/build.h"
+#include "ir/dtype.h"
 #include "runtime/buffer.h"
 #include "runtime/realize.h"
 #include "schedule/schedule.h"
@@ -225,10 +226,7 @@ TEST(Heuristic, ABf16MatmulPacksItsBroadcastRowsWidened) {
     NodeRef b = new_buffer(device_node(dev), dtypes::bfloat16, shape[0] * shape[1]);
     std::vector<uint16_t> host(shape[0] * shape[1]);
     for (size_t i = 0; i < host.size(); i++) {  // small multiples of scale: exact in bf16
-      float v = scale * static_cast<float>((static_cast<int64_t>(i) * 7) % 11 - 5);
-      uint32_t bits;
-      std::memcpy(&bits, &v, 4);
-      host[i] = static_cast<uint16_t>(bits >> 16);
+      host[i] = float_to_bf16_bits(scale * static_cast<float>((static_cast<int64_t>(i) * 7) % 11 - 5));
     }
     buffer_copy_in(*b, host.data(), host.size() * 2);
     return make(Op::CAST, dtypes::float32, {make(Op::RESHAPE, dtypes::bfloat16, {b}, shape)});

@@ -10,6 +10,7 @@
 #include "codegen/opt.h"
 #include "codegen/program.h"
 #include "ir/build.h"
+#include "ir/dtype.h"
 #include "ir/graph.h"
 #include "runtime/buffer.h"
 #include "runtime/device.h"
@@ -29,11 +30,8 @@ NodeRef filled(const Shape& shape, DType t, uint64_t seed) {
       int32_t v = static_cast<int32_t>(rng() % 19) - 9;
       std::memcpy(bytes.data() + 4 * i, &v, 4);
     } else if (t == dtypes::bfloat16) {  // k / 4 has at most 5 significant bits: exact in bf16
-      float v = static_cast<float>(static_cast<int>(rng() % 17) - 8) / 4;
-      uint32_t bits;
-      std::memcpy(&bits, &v, 4);
-      uint16_t high = static_cast<uint16_t>(bits >> 16);
-      std::memcpy(bytes.data() + 2 * i, &high, 2);
+      uint16_t bits = float_to_bf16_bits(static_cast<float>(static_cast<int>(rng() % 17) - 8) / 4);
+      std::memcpy(bytes.data() + 2 * i, &bits, 2);
     } else {
       float v = static_cast<float>(static_cast<int>(rng() % 17) - 8) / 4;
       std::memcpy(bytes.data() + 4 * i, &v, 4);
