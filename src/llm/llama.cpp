@@ -137,6 +137,10 @@ const Llama::PositionTables& Llama::tables(int64_t seq) const {
   return tables_.emplace(seq, std::move(t)).first->second;
 }
 
+Tensor swiglu(const Tensor& gate, const Tensor& up) {
+  return gate.cast(dtypes::float32).silu().cast(gate.dtype()) * up;
+}
+
 // x (..., S, hd) rotated by the tables (S, hd): x*cos + rotate_half(x)*sin, where rotate_half(x) is
 // (-x[hd/2:], x[:hd/2]).
 static Tensor apply_rope(const Tensor& x, const Tensor& cos, const Tensor& sin) {
@@ -188,7 +192,7 @@ Tensor Llama::hidden(const Tensor& tokens) const {
   for (const LlamaBlock& b : layers) {
     h = h + attention(b, b.attn_norm(h), t.cos, t.sin);
     Tensor x = b.ffn_norm(h);
-    h = h + b.w2(b.w1(x).silu() * b.w3(x));
+    h = h + b.w2(swiglu(b.w1(x), b.w3(x)));
   }
   return norm(h);
 }

@@ -21,6 +21,12 @@ namespace lg::llm {
 // the host and stored as float32.
 std::vector<double> rope_inv_freq(const LlamaConfig& c);  // head_dim/2 entries, scaled for Llama 3.1
 
+// The SwiGLU MLP's product silu(gate) * up, gate and up (..., ffn) in the compute dtype. SiLU runs
+// in float32 and is rounded once to the compute dtype, as PyTorch's F.silu does for 16-bit inputs
+// (composed of bfloat16 ops it would round after each of its five steps: about 3x the kernel time,
+// forward and backward, on the CPU, and up to 8 ulps of error); the product is rounded once more.
+Tensor swiglu(const Tensor& gate, const Tensor& up);
+
 struct LlamaBlock {
   nn::RMSNorm attn_norm, ffn_norm;
   nn::Linear wq, wk, wv, wo;  // q (H*hd, d), k/v (KV*hd, d), o (d, H*hd)
