@@ -66,14 +66,6 @@ std::vector<NodeRef> kernel_axes(const NodeRef& ast) {
   return axes;
 }
 
-NodeRef substitute(const NodeRef& root, const std::vector<std::pair<NodeRef, NodeRef>>& with) {
-  std::unordered_map<const Node*, NodeRef> map;
-  for (auto& [from, to] : with) map[from.get()] = to;
-  PatternMatcher pm({{"substitute", Pat::any().where([&](const Node& n) { return map.count(&n) > 0; }),
-                      [&](const Match& m) { return map.at(m.root().get()); }}});
-  return rewrite(root, pm, {.name = "substitute", .top_down = true});
-}
-
 // REDUCE nodes list their ranges as sources; replace range r there by `rs` (in order).
 static NodeRef replace_reduce_range(const NodeRef& ast, const Node* r, const std::vector<NodeRef>& rs) {
   PatternMatcher pm({{"reduce ranges", Pat::op(Op::REDUCE), [&](const Match& m) -> NodeRef {

@@ -60,6 +60,7 @@
 #include <vector>
 
 #include "ir/node.h"
+#include "rewrite/rewrite.h"
 
 namespace lg {
 
@@ -110,9 +111,5 @@ NodeRef expand_upcasts(const NodeRef& ast);
 // dependent ops instead of n-1, and a depth-first walk still meets v0, v1, ... in order (the
 // linearizer declares accumulators in that order). Partial accumulators are combined this way.
 NodeRef combine_pairwise(Op op, std::vector<NodeRef> v);
-
-// Replaces every node that is a key of `with` by its value, everywhere in root (not inside the
-// replacements themselves).
-NodeRef substitute(const NodeRef& root, const std::vector<std::pair<NodeRef, NodeRef>>& with);
 
 }  // namespace lg

@@ -150,4 +150,12 @@ NodeRef rewrite(const NodeRef& root, const PatternMatcher& pm, const RewriteOpti
   return out;
 }
 
+NodeRef substitute(const NodeRef& root, const std::vector<std::pair<NodeRef, NodeRef>>& with) {
+  std::unordered_map<const Node*, NodeRef> map;
+  for (auto& [from, to] : with) map[from.get()] = to;
+  PatternMatcher pm({{"substitute", Pat::any().where([&](const Node& n) { return map.count(&n) > 0; }),
+                      [&](const Match& m) { return map.at(m.root().get()); }}});
+  return rewrite(root, pm, {.name = "substitute", .top_down = true});
+}
+
 }  // namespace lg

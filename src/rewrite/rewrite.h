@@ -9,6 +9,8 @@
 // DEBUG=5 prints the graph after each call; SPEC=2 verifies it against options.spec when given.
 #include <any>
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include "rewrite/matcher.h"
 #include "rewrite/spec.h"
@@ -25,5 +27,9 @@ struct RewriteOptions {
 };
 
 NodeRef rewrite(const NodeRef& root, const PatternMatcher& pm, const RewriteOptions& opts, std::any ctx = {});
+
+// Replaces every node that is a key of `with` by its value, everywhere in root (not inside the
+// replacements themselves).
+NodeRef substitute(const NodeRef& root, const std::vector<std::pair<NodeRef, NodeRef>>& with);
 
 }  // namespace lg

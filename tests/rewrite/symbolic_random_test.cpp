@@ -1,9 +1,9 @@
 // Randomized soundness test of pm_symbolic. Random integer expressions over DEFINE_VARs (random
 // bounds, negative ones included) and RANGEs are simplified; every rule application is checked by
 // evaluating both its sides on random assignments within the bounds, and the final expression is
-// checked against the original. Every node evaluated is also checked to lie within its bounds
-// (vmin, vmax), which the bound-driven rules rely on. At the end every rule of pm_symbolic must
-// have fired at least once over the corpus.
+// checked against the original (a gated INDEX's element where its gate holds). Every node evaluated is also
+// checked to lie within its bounds (vmin, vmax), which the bound-driven rules rely on. At the end every rule
+// of pm_symbolic must have fired at least once over the corpus.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -172,6 +172,20 @@ class IndexGen {
  public:
   explicit IndexGen(ExprGen& g) : g_(g) {}
 
+  // INDEX(buf, i, gate): a gate of one or two bounds on RANGEs (r < k, NOT(r < k), k < r,
+  // NOT(k < r)) over an index, now and then a padded one: (r + k) split by a divisor it crosses
+  // over r's whole range, as a concatenation's index through a reshape is.
+  NodeRef gated() {
+    NodeRef r = g_.range_leaf();
+    int64_t k = g_.uniform(-4, 8), d = g_.uniform(2, 8);
+    NodeRef i = g_.chance(0.5) ? any() : ((r + c(k)) / c(d)) * c(g_.uniform(1, 40)) + (r + c(k)) % c(d);
+    if (i->dtype != dtypes::index) i = cast(i, dtypes::index);
+    NodeRef gate = clause(g_.chance(0.7) ? r : g_.range_leaf());
+    if (g_.chance(0.4)) gate = logical_and(gate, clause(g_.range_leaf()));
+    NodeRef buf = make(Op::DEFINE_GLOBAL, dtypes::float32.as_ptr(), {}, int64_t{0});
+    return make(Op::INDEX, dtypes::float32.as_ptr(), {buf, i, gate});
+  }
+
   NodeRef any() {
     switch (g_.uniform(0, 6)) {
       case 0: return reshape_round_trip();
@@ -187,6 +201,15 @@ class IndexGen {
  private:
   NodeRef c(int64_t v) { return index_const(v); }
   int64_t dim() { return g_.uniform(1, 6); }
+  NodeRef clause(const NodeRef& r) {
+    NodeRef k = c(g_.uniform(-1, 17));
+    switch (g_.uniform(0, 3)) {
+      case 0: return lt(r, k);
+      case 1: return logical_not(lt(r, k));
+      case 2: return lt(k, r);
+      default: return logical_not(lt(k, r));
+    }
+  }
   // A loop-like value: a RANGE, or a DEFINE_VAR (possibly negative: the rules must stay sound).
   NodeRef base() { return g_.chance(0.7) ? g_.range_leaf() : g_.var_leaf(); }
 
@@ -294,12 +317,15 @@ class RuleChecker {
  public:
   explicit RuleChecker(std::mt19937_64& rng) : ev_(rng) {}
 
-  // Both sides of a rule application agree on random assignments.
+  // Both sides of a rule application agree on random assignments (for a gated INDEX: its
+  // element, on assignments where the gate holds; only there is the address used).
   void check_rule(const Rule& rule, const NodeRef& before, const NodeRef& after) {
     fired_[rule.name]++;
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0, tries = 0; k < 8 && tries < 64; tries++) {
       ev_.new_assignment();
-      int64_t b = ev_.eval(before.get()), a = ev_.eval(after.get());
+      if (!gate_holds(before)) continue;
+      k++;
+      int64_t b = value(before), a = value(after);
       if (a != b) {
         ADD_FAILURE() << "rule " << rule.name << " changed the value (" << b << " -> " << a << ")\nbefore:\n"
                       << to_string(before) << "after:\n"
@@ -311,9 +337,11 @@ class RuleChecker {
 
   // The simplified expression agrees with the original on random assignments.
   void check_final(const NodeRef& original, const NodeRef& simplified) {
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0, tries = 0; k < 8 && tries < 64; tries++) {
       ev_.new_assignment();
-      int64_t o = ev_.eval(original.get()), s = ev_.eval(simplified.get());
+      if (!gate_holds(original)) continue;
+      k++;
+      int64_t o = value(original), s = value(simplified);
       if (o != s) {
         ADD_FAILURE() << "simplification changed the value (" << o << " -> " << s << ")\noriginal:\n"
                       << to_string(original) << "simplified:\n"
@@ -335,6 +363,11 @@ class RuleChecker {
   const std::map<std::string, int>& fired() const { return fired_; }
 
  private:
+  bool gate_holds(const NodeRef& n) {
+    return n->op != Op::INDEX || n->src.size() < 3 || ev_.eval(n->src[2].get()) != 0;
+  }
+  int64_t value(const NodeRef& n) { return ev_.eval(n->op == Op::INDEX ? n->src[1].get() : n.get()); }
+
   Evaluator ev_;
   std::map<std::string, int> fired_;
 };
@@ -346,7 +379,8 @@ TEST(SymbolicRandom, EveryRuleApplicationKeepsTheValueAndEveryRuleFires) {
   RuleChecker checker(rng);
   for (int i = 0; i < 20000 && !HasFailure(); i++) {
     if (i % 20 == 0) gen.new_leaves();
-    NodeRef e = i % 3 == 0
+    NodeRef e = i % 9 == 4 ? index.gated()
+                : i % 3 == 0
                     ? index.any()
                     : (gen.chance(0.2) ? cast(gen.bool_expr(4), dtypes::index)
                                        : gen.int_expr(4, gen.chance(0.8) ? dtypes::index : dtypes::int32));

@@ -47,6 +47,45 @@ NodeRef neg(const NodeRef& x) { return alu(Op::NEG, x); }
 NodeRef max(const NodeRef& a, const NodeRef& b) { return alu(Op::MAX, a, b); }
 NodeRef c(int64_t v) { return index_const(v); }
 
+// ---- a gated INDEX's address ----
+
+NodeRef gated_index(const NodeRef& i, const NodeRef& gate) {
+  NodeRef buf = make(Op::DEFINE_GLOBAL, dtypes::float32.as_ptr(), {}, int64_t{0});
+  return make(Op::INDEX, dtypes::float32.as_ptr(), {buf, i, gate});
+}
+
+// rotate_half's first half: cat(-x[16:], x[:16]) along a dim of 32, read through a reshape that
+// splits the element at 32: where r < 16 the quotient (r + 16) / 32 is 0, so the address is r + 16.
+TEST(GatedIndex, FoldsAConcatenationsIndexOverTheGatedHalf) {
+  NodeRef r = rng(32, 0), h = rng(4, 1);
+  NodeRef i = h * c(128) + ((r + c(16)) / c(32)) * c(64) + (r + c(16)) % c(32);
+  expect_rule(gated_index(i, lt(r, c(16))), gated_index(simplify(h * c(128) + r + c(16)).node, lt(r, c(16))),
+              "fold_gated_index");
+}
+
+// Lower bounds, in both spellings: NOT(r < 16) and 15 < r leave r in [16, 32).
+TEST(GatedIndex, FoldsOverALowerBound) {
+  NodeRef r = rng(32, 0);
+  NodeRef i = (r / c(16)) * c(100) + r % c(16);
+  for (const NodeRef& gate : {logical_not(lt(r, c(16))), lt(c(15), r)})
+    expect_rule(gated_index(i, gate), gated_index(r + c(84), gate), "fold_gated_index");
+  // NOT(20 < r) with 16 <= r (an AND of two clauses): r in [16, 20]
+  NodeRef both = logical_and(logical_not(lt(r, c(16))), logical_not(lt(c(20), r)));
+  expect_rule(gated_index(i, both), gated_index(r + c(84), both), "fold_gated_index");
+}
+
+// Nothing to fold for: a gate on another loop, a gate that never holds, an index that is no
+// smaller over the gated values; the INDEX stays as it is.
+TEST(GatedIndex, LeavesIndexesItCannotShrink) {
+  NodeRef r = rng(32, 0), h = rng(4, 1);
+  NodeRef i = ((r + c(16)) / c(32)) * c(64) + (r + c(16)) % c(32);
+  for (const NodeRef& gate : {lt(h, c(2)), lt(r, c(0)), lt(r, c(32))}) {
+    Simplified s = simplify(gated_index(i, gate));
+    EXPECT_EQ(s.node->src[1], simplify(i).node) << to_string(gate);
+    EXPECT_FALSE(s.fired.count("fold_gated_index")) << to_string(gate);
+  }
+}
+
 // ---- constant folding ----
 
 TEST(ConstFold, FoldsIntegerArithmetic) { expect_rule(c(3) * c(4) + c(5), c(17), "const_fold"); }

@@ -275,6 +275,60 @@ TEST(Heuristic, ABf16MatmulPacksItsBroadcastRowsWidened) {
   }
 }
 
+// RoPE's rotate_half through the heads' reshape, as the Llama model reads its queries: x (B, S,
+// H * hd) viewed as (B, KV, rep, S, hd) and then (B, H, S, hd), its halves swapped and the first
+// negated (cat(-x[..., 16:], x[..., :16]): two PADs added). Each half's read is gated; through the
+// views its address divides and takes moduli of the element + 16, which fold only over the gated
+// half (rewrite/rules/gated_index.cpp): one 16-lane vector per half instead of scalar copies
+// through divisions (4 ns an element in the Llama step).
+TEST(Heuristic, RotateHalfThroughAHeadReshapeIsOneVectorPerHalf) {
+  constexpr int64_t B = 2, S = 8, H = 8, hd = 32;
+  auto x = [](int64_t b, int64_t s, int64_t h, int64_t d) {  // small multiples of 0.5: exact in bf16
+    int64_t i = ((b * S + s) * H + h) * hd + d;
+    return 0.5f * static_cast<float>((i * 7) % 11 - 5);
+  };
+  // in bfloat16, as the model's activations are
+  auto rotated = [&](const std::string& dev) {
+    NodeRef buf = new_buffer(device_node(dev), dtypes::bfloat16, B * S * H * hd);
+    std::vector<uint16_t> host;
+    for (int64_t b = 0; b < B; b++)
+      for (int64_t s2 = 0; s2 < S; s2++)
+        for (int64_t h = 0; h < H; h++)
+          for (int64_t d = 0; d < hd; d++) host.push_back(float_to_bf16_bits(x(b, s2, h, d)));
+    buffer_copy_in(*buf, host.data(), host.size() * 2);
+    NodeRef in = make(Op::RESHAPE, dtypes::bfloat16, {buf}, Shape{B, S, H * hd});
+    NodeRef heads = make(Op::RESHAPE, dtypes::bfloat16, {in}, Shape{B, S, 2, H / 2, hd});
+    NodeRef xs5 = permute(heads, {0, 2, 3, 1, 4});  // (B, KV, rep, S, hd)
+    NodeRef xs = make(Op::RESHAPE, dtypes::bfloat16, {xs5}, Shape{B, H, S, hd});
+    auto half = [&](int64_t from) {
+      return make(Op::SHRINK, dtypes::bfloat16, {xs}, Pairs{{0, B}, {0, H}, {0, S}, {from, from + hd / 2}});
+    };
+    NodeRef first = make(Op::PAD, dtypes::bfloat16, {make(Op::NEG, dtypes::bfloat16, {half(hd / 2)})},
+                         Pairs{{0, 0}, {0, 0}, {0, 0}, {0, hd / 2}});
+    NodeRef second = make(Op::PAD, dtypes::bfloat16, {half(0)}, Pairs{{0, 0}, {0, 0}, {0, 0}, {hd / 2, 0}});
+    return make(Op::CAST, dtypes::float32, {first + second});
+  };
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {rotated("INTERP")}));
+  const ScheduleItem& item = only_item(s);
+  std::vector<Opt> opts = cpu_heuristic_opts(item.ast);
+  EXPECT_EQ(to_string(opts), "[UPCAST(3,16)]");
+  std::string src = CRenderer().render(lower_kernel(item.ast, item.name, opts, 16));
+  std::string body = src.substr(src.find("void lg_kernel"));
+  EXPECT_EQ(body.find(" / "), std::string::npos) << body;
+  EXPECT_EQ(body.find(" % "), std::string::npos) << body;
+  EXPECT_NE(body.find("lg_load_bf16x16(&data1[v"), std::string::npos) << body;
+
+  std::vector<float> got = run(rotated("CPU"));
+  ASSERT_EQ(got.size(), static_cast<size_t>(B * H * S * hd));
+  for (int64_t b = 0; b < B; b++)
+    for (int64_t h = 0; h < H; h++)
+      for (int64_t s2 = 0; s2 < S; s2++)
+        for (int64_t d = 0; d < hd; d++) {
+          float want = d < hd / 2 ? -x(b, s2, h, d + hd / 2) : x(b, s2, h, d - hd / 2);
+          ASSERT_EQ(got[((b * H + h) * S + s2) * hd + d], want) << b << " " << h << " " << s2 << " " << d;
+        }
+}
+
 // A norm weight's gradient is one column sum over batch and sequence: one output axis and two
 // reduce axes, but one reduction, so it is an output-vector kernel (64 columns a trip, read a row
 // at a time), not a row kernel of several reductions (which left it scalar, one strided column

@@ -281,7 +281,8 @@ Rule fold_exact_bounds_rule() {
 
 std::vector<Rule> symbolic_rules() {
   std::vector<Rule> rules;
-  for (auto family : {identity_rules, logic_rules, compare_rules, add_chain_rules, divmod_rules})
+  for (auto family :
+       {identity_rules, logic_rules, compare_rules, add_chain_rules, divmod_rules, gated_index_rules})
     for (Rule& r : family()) rules.push_back(std::move(r));
   rules.push_back(fold_exact_bounds_rule());
   return rules;

@@ -14,8 +14,9 @@ namespace lg {
 // sources are all CONST into a CONST, evaluated by eval_alu (ir/scalar.h).
 const PatternMatcher& pm_const_fold();
 
-// pm_const_fold plus identities, canonical forms (constants right, flat sorted ADD chains) and
-// bound-driven division, modulo and comparison folding.
+// pm_const_fold plus identities, canonical forms (constants right, flat sorted ADD chains),
+// bound-driven division, modulo and comparison folding, and a gated INDEX's address folded over
+// the loop values its gate allows (gated_index.cpp).
 const PatternMatcher& pm_symbolic();
 
 }  // namespace lg

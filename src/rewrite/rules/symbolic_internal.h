@@ -53,5 +53,6 @@ std::optional<std::pair<Wide, Wide>> form_bounds(const LinearForm& f);
 
 std::vector<Rule> add_chain_rules();
 std::vector<Rule> divmod_rules();
+std::vector<Rule> gated_index_rules();  // gated_index.cpp
 
 }  // namespace lg::symbolic
