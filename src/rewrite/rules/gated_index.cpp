@@ -8,6 +8,8 @@
 // part: RoPE's rotate_half (cat(-x[16:], x[:16]) along a head dim of 32, read through the heads'
 // reshape) gave ((r + 2) / 4) % 8 style terms per element, scalar code at 4 ns an element, and
 // folds to i + 16.
+#include <cstdlib>
+
 #include "ir/build.h"
 #include "ir/graph.h"
 #include "rewrite/rewrite.h"
@@ -43,14 +45,18 @@ void collect(const NodeRef& gate, std::vector<GatedRange>& out) {
   const NodeRef& cmp = negated ? gate->src[0] : gate;
   if (cmp->op != Op::CMPLT) return;
   const NodeRef &a = cmp->src[0], &b = cmp->src[1];
-  if (is_bounded_range(a) && b->is_const()) {  // r < c, or r >= c
+  // constants far from the int64 limits, so c - 1 and c + 1 below cannot overflow
+  auto small = [](const NodeRef& c) {
+    return c->is_const() && std::abs(const_value(*c)) < (int64_t{1} << 62);
+  };
+  if (is_bounded_range(a) && small(b)) {  // r < c, or r >= c
     GatedRange& g = entry(out, a);
     int64_t c = const_value(*b);
     if (negated)
       g.lo = std::max(g.lo, c);
     else
       g.hi = std::min(g.hi, c - 1);
-  } else if (a->is_const() && is_bounded_range(b)) {  // c < r, or r <= c
+  } else if (small(a) && is_bounded_range(b)) {  // c < r, or r <= c
     GatedRange& g = entry(out, b);
     int64_t c = const_value(*a);
     if (negated)
