@@ -1,8 +1,10 @@
 #include "base/config.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "base/error.h"
 
@@ -77,5 +79,10 @@ Config& config() {
 }
 
 void config_reload() { config() = read_config(); }
+
+int cpu_threads() {
+  return config().threads > 0 ? config().threads
+                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
 
 }  // namespace lg

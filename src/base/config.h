@@ -91,6 +91,9 @@ Config& config();
 // Re-reads the environment (tests that set variables call this).
 void config_reload();
 
+// The CPU threads kernels run on: THREADS, else the machine's hardware threads (at least 1).
+int cpu_threads();
+
 // Integer environment variable with a default; a malformed value is a user error naming the variable.
 int env_int(const char* name, int fallback);
 

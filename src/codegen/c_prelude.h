@@ -74,6 +74,20 @@ static inline lg_f32x16 lg_load_bf16x16(const uint16_t* p) { /* lg_bf16_to_f per
   memcpy(&v, &w, sizeof v);
   return v;
 }
+/* lg_bf16_to_f(*p) in every lane: the 16 bits broadcast into every half-lane, then shifted into
+   the high halves (AVX-512: vpbroadcastw from memory and vpslld). A splat of the scalar conversion
+   moves the value through a general register (vpbroadcastd from it), which Zen 5 issues once a
+   cycle: a bf16 matmul's broadcast operand ran at 64% of the float32 kernel's FMA rate. */
+typedef uint16_t lg_u16x32 __attribute__((vector_size(64)));
+static inline lg_f32x16 lg_splat_bf16x16(const uint16_t* p) {
+  lg_u16x32 h = (lg_u16x32){0} + *p;
+  lg_u32x16 w;
+  memcpy(&w, &h, sizeof w);
+  w <<= 16;
+  lg_f32x16 v;
+  memcpy(&v, &w, sizeof v);
+  return v;
+}
 /* lg_f_to_bf16 per lane, without branches (NaN: quiet, sign kept; else round to nearest even), in
    the low 16 bits of each lane */
 static inline lg_u32x16 lg_bf16_bits_x16(lg_f32x16 v) {

@@ -13,6 +13,8 @@ namespace {
 
 constexpr int kVectorLanes = 16;      // fp32 lanes of a 512-bit register
 constexpr int64_t kParallelTrips = 16;  // outer-loop trips that split evenly enough over the cores
+constexpr int64_t kPanelsPerThread = 4;  // fewer parallel trips, where each is a whole panel
+constexpr int64_t kPanelReuse = 16;      // row tiles that read a panel packed inside the parallel loop
 
 int64_t axis_size(const NodeRef& r) { return r->src[0]->const_as_int(); }
 bool is_reduce(const NodeRef& r) { return r->get_arg<RangeArg>().type == AxisType::REDUCE; }
@@ -249,7 +251,12 @@ std::vector<Opt> reduce_opts(const KernelShape& k, bool kblock) {
     }
     if ((panel > 0 || opts.size() > before) && config().pack)
       pack_panels(k, vec, tile, k.size[vec] / left[vec], opts);
-    if (config().pack) pack_broadcast_rows(k, vec, tile, tile >= 0 ? k.size[tile] / left[tile] : 1, opts);
+    // Not in a K-blocked kernel: its chunk's tiles run inside the panel loop, so a tile's rows
+    // would be copied once per panel (the bf16 head's dW of config A: 60 ms against 33 unblocked).
+    bool blocked =
+        std::any_of(opts.begin(), opts.end(), [](const Opt& o) { return o.kind == OptKind::KBLOCK; });
+    if (config().pack && !blocked)
+      pack_broadcast_rows(k, vec, tile, tile >= 0 ? k.size[tile] / left[tile] : 1, opts);
     if (panel > 0) return opts;
   } else if (int red = vector_axis(true); red >= 0) {
     upcast(red, {kVectorLanes});
@@ -317,13 +324,34 @@ std::vector<Opt> transposed_panel_opts(const KernelShape& k, std::vector<Opt>& r
   std::vector<int64_t> left = k.size;
   opts.push_back({OptKind::UPCAST, vec, kVectorLanes});
   left[vec] /= kVectorLanes;
-  if (int u = pick(left[vec], {2}); u && left[vec] / u >= kParallelTrips)
+  // The panels are the parallel loop, the copy inside it: enough of them for the threads. A panel
+  // of two vectors halves the broadcast loads per FMA and how often the other operand is streamed
+  // (the head's dX at d 256 in bf16: 8 panels of 32 took 25 ms on 2 cores, 16 of 16 took 37).
+  // Too few panels (attention's dQ = dS @ K over a head dim of 32, K stored transposed): the
+  // outermost loop (batch) stays the parallel one when every packed operand moves along it, so
+  // each of its trips packs its own panels (per head) and reuses them over the rows inside, at
+  // least kPanelReuse row tiles (a copy per 8 rows' FMAs costs as much as they do).
+  int64_t panels = std::min<int64_t>(kParallelTrips, kPanelsPerThread * cpu_threads());
+  bool outer = left[vec] < panels && vec > 0 && tile > 0 && !k.reduce[0] && left[0] >= panels;
+  int t = pick(left[tile], {8, 4, 2});  // the tile's rows
+  int64_t reuse = 1;
+  for (int a = 1; a < k.axes(); a++) {
+    bool packed_moves = false;
+    for (const Access& x : k.access)
+      packed_moves = packed_moves || (!x.is_store && strided(x, vec) && x.stride[a] != 0);
+    if (!k.reduce[a] && a != vec && !packed_moves) reuse *= a == tile ? left[a] / t : left[a];
+  }
+  for (const Access& x : k.access)
+    if (outer && !x.is_store && strided(x, vec)) outer = x.stride[0] != 0;
+  outer = outer && reuse >= kPanelReuse;
+  if (int u = outer && left[vec] == 2 ? 2 : pick(left[vec], {2}); u && (outer || left[vec] / u >= panels))
     opts.push_back({OptKind::UPCAST, vec, u}), left[vec] /= u;
-  int t = pick(left[tile], {8, 4, 2});
   opts.push_back({OptKind::UPCAST, tile, t});
   left[tile] /= t;
-  if (left[vec] < kParallelTrips) return {};  // the panels are the parallel loop, the copy inside it
-  if (vec > 0) opts.push_back({OptKind::THREAD, vec});
+  if (!outer) {
+    if (left[vec] < panels) return {};
+    if (vec > 0) opts.push_back({OptKind::THREAD, vec});
+  }
   for (const Access& x : k.access)
     if (!x.is_store && strided(x, vec)) {
       Opt p{OptKind::PACK, static_cast<int>(x.slot)};

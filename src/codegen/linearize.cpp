@@ -42,7 +42,11 @@ class Linearizer {
       live_[n] = live_ranges(n);
       if (n->op == Op::ACCUMULATE) accumulates_.push_back(n);
       if (n->op == Op::BARRIER) barriers_.push_back(n);
+      if (n->op == Op::DEFINE_LOCAL) locals_.push_back(n);
     }
+    for (const Node* b : barriers_)
+      if (!b->src.empty())
+        locals_.erase(std::remove(locals_.begin(), locals_.end(), b->src[0].get()), locals_.end());
   }
 
   LinearProgram run(const std::string& name) {
@@ -80,6 +84,11 @@ class Linearizer {
       group = group || t == AxisType::GROUP;
       grid = grid || t == AxisType::GLOBAL;
     }
+    // A CPU kernel's array that no BARRIER publishes is read where it is written, by later trips
+    // (KBLOCK's partial sums, read by the next block: codegen/opt.cpp): it outlives every loop
+    // trip, so it is declared before the loops. (A PACK's array is declared at its copy.)
+    if (!grid && !group)
+      for (const Node* l : locals_) push(l);
     for (size_t i = 0; i < outer.size(); i++) {
       if ((i > 0 || group) && i >= launch_prefix) emit_placeable_accumulates();
       open(outer[i]);
@@ -111,6 +120,7 @@ class Linearizer {
   std::vector<NodeRef> out_;
   std::vector<const Node*> accumulates_;  // in topological order
   std::vector<const Node*> barriers_;     // in topological order
+  std::vector<const Node*> locals_;       // DEFINE_LOCALs no BARRIER publishes
 
   RangeSet live_ranges(const Node* n) {
     if (n->op == Op::RANGE) return merge({n}, live_.at(n->src[0].get()));

@@ -119,6 +119,50 @@ static NodeRef pad_axis(const NodeRef& ast, const NodeRef& r, int64_t amount) {
   return rewrite(k, pm, {.name = "pad axis"});
 }
 
+// KBLOCK of a store whose value is some f(R) (kblock, below): k is the kernel with its blocks in
+// place.
+static NodeRef kblock_through_array(const NodeRef& k, const NodeRef& outer, const NodeRef& block) {
+  const NodeRef& st = k->src[0];
+  const NodeRef& idx = st->src[0];
+  NodeRef sum;
+  for (const Node* x : toposort(k))
+    if (x->op == Op::REDUCE) sum = NodeRef::share(x);
+  // The array's positions: the store's ranges inside the outermost loop, in id order but the
+  // UPCASTs last, the vector lanes (the lowest UPCAST id) innermost, as a PACK lays out its panel.
+  std::vector<const Node*> at;
+  for (const Node* x : toposort(idx))
+    if (x->op == Op::RANGE && x != outer.get() && x != block.get()) at.push_back(x);
+  std::sort(at.begin(), at.end(), [](const Node* a, const Node* b) {
+    bool ua = rtype(a) == AxisType::UPCAST, ub = rtype(b) == AxisType::UPCAST;
+    return ua != ub ? ub : ua ? rid(a) > rid(b) : rid(a) < rid(b);
+  });
+  int64_t elements = 1;
+  for (const Node* x : at) elements *= rsize(x);
+  DType dt = sum->dtype;
+  if (elements * itemsize(dt) > kPackBytes)
+    throw OptError(str("KBLOCK: the partial sums of a value computed from the sum need ",
+                       elements * itemsize(dt), " bytes (at most ", kPackBytes, ")"));
+  int64_t locals = 0;
+  for (const Node* x : toposort(k)) locals += x->op == Op::DEFINE_LOCAL;
+  NodeRef local = make(Op::DEFINE_LOCAL, dt.as_ptr(), {}, BufferArg{static_cast<uint64_t>(locals), elements});
+  std::vector<NodeRef> values;
+  for (const Node* x : at) values.push_back(NodeRef::share(x));
+  NodeRef j = mixed_radix(at, values);
+  int64_t blocks = rsize(block.get());
+  NodeRef later = lt(index_const(0), block), last = lt(index_const(blocks - 2), block);
+  NodeRef partial = make(Op::LOAD, dt, {make(Op::INDEX, dt.as_ptr(), {local, j, later})}) + sum;
+  NodeRef keep =
+      make(Op::STORE, dtypes::void_, {make(Op::INDEX, dt.as_ptr(), {local, j, logical_not(last)}), partial});
+  NodeRef gate = idx->src.size() == 3 ? logical_and(idx->src[2], last) : last;
+  NodeRef out_idx = make(Op::INDEX, idx->dtype, {idx->src[0], idx->src[1], gate});
+  // f(partial) in two steps, since partial contains the sum (substitute would enter it again): the
+  // sum becomes an ungated read of the array (a node partial does not contain), which becomes partial.
+  NodeRef stand_in = make(Op::LOAD, dt, {make(Op::INDEX, dt.as_ptr(), {local, j})});
+  NodeRef value = substitute(substitute(st->src[1], {{sum, stand_in}}), {{stand_in, partial}});
+  NodeRef out = make(Op::STORE, st->dtype, {out_idx, value});
+  return make(Op::SINK, k->dtype, {out, keep});
+}
+
 // KBLOCK (opt.h). Before: out[i] = R or out[i] = out[i] + R, R = REDUCE(ADD) over r (and maybe
 // other reduce axes). After: r = block * amount + inner, a SERIAL block loop placed right after the
 // outermost output loop (ids order loops: the outermost keeps its place with an id below every other,
@@ -126,6 +170,11 @@ static NodeRef pad_axis(const NodeRef& ast, const NodeRef& r, int64_t amount) {
 // 0 or the out[i] read before the first block. The earlier blocks' sum is read through a load gated
 // by block > 0, so it is placed inside the block loop (after the previous block's store) wherever
 // the linearizer would put an ungated load of out[i].
+// Any other value f(R) (a bf16 product rounded before it is added into a float32 gradient: f(R) =
+// out[i] + round(R)) cannot be added up in out[i] block by block: the partial sums P go to an array
+// of the thread's own (DEFINE_LOCAL, one element per output position inside the outermost loop, at
+// most kPackBytes): P = (block > 0 ? S[j] : 0) + R over inner; S[j] = P while block < last; out[i]
+// = f(P) in the last block. So f sees the whole sum, as without blocks.
 static NodeRef kblock(const NodeRef& ast, const NodeRef& r, int64_t amount, int64_t next_id) {
   int64_t n = rsize(r.get());
   if (rtype(r.get()) != AxisType::REDUCE) throw OptError("KBLOCK of an output axis");
@@ -158,14 +207,13 @@ static NodeRef kblock(const NodeRef& ast, const NodeRef& r, int64_t amount, int6
         value->src[i]->src[0] == store->src[0])
       own = i;
   bool accumulates = own >= 0;
-  if (value.get() != red && !accumulates)
-    throw OptError("KBLOCK needs the store's value to be the sum or the output plus it");
 
   NodeRef block = range(n / amount, rid(outer), AxisType::SERIAL);
   NodeRef outer_first = range(rsize(outer), rid(ranges.front()) - 1, rtype(outer));
   NodeRef inner = range(amount, next_id, AxisType::REDUCE);
   NodeRef k = replace_reduce_range(ast, r.get(), {inner});
   k = substitute(k, {{r, block * amount + inner}, {NodeRef::share(outer), outer_first}});
+  if (value.get() != red && !accumulates) return kblock_through_array(k, outer_first, block);
   const NodeRef& st = k->src[0];
   const NodeRef& idx = st->src[0];
   NodeRef sum = accumulates ? st->src[1]->src[1 - own] : st->src[1];

@@ -41,8 +41,10 @@
 //                 other output loops, and each block adds its partial sum into the output, so the
 //                 part of an operand one block reads stays in cache while every output tile of
 //                 the outer loop's trip reads it (a matmul's K blocking). Only for a kernel of one
-//                 store whose value is its one ADD reduction or the output's element plus it
-//                 (a gradient accumulated in place); the sum's order changes only at block ends
+//                 store and one ADD reduction. When the store's value is not the sum or the
+//                 output's element plus it (a bf16 product rounded, then added to a gradient), the
+//                 partial sums go to the thread's own array and the last block stores the value
+//                 computed from the whole sum; the sum's order changes only at block ends
 //   PACK   s  -   CPU: the load of kernel argument s that every inner output loop reads alike (a
 //                 matmul's vector operand, read down a column panel) is copied, once per trip of
 //                 its outer loops, into a thread's own contiguous array and read from there

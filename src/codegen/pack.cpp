@@ -22,13 +22,6 @@ bool is_output_loop(AxisType t) {
 }
 bool is_inner(AxisType t) { return t == AxisType::REDUCE || t == AxisType::UPCAST || t == AxisType::UNROLL; }
 
-// mixed-radix(values) over the sizes of ranges t, the last digit fastest.
-NodeRef slot_of(const std::vector<const Node*>& t, const std::vector<NodeRef>& values) {
-  NodeRef s = index_const(0);
-  for (size_t i = 0; i < t.size(); i++) s = s * rsize(t[i]) + values[i];
-  return s;
-}
-
 // The CAST to float32 that is the only user of a 16-bit float load (a bf16 matmul widens each
 // operand element before its FMA), or null.
 const Node* widening_cast(const NodeRef& ast, const Node* load) {
@@ -41,6 +34,12 @@ const Node* widening_cast(const NodeRef& ast, const Node* load) {
 }
 
 }  // namespace
+
+NodeRef mixed_radix(const std::vector<const Node*>& ranges, const std::vector<NodeRef>& values) {
+  NodeRef s = index_const(0);
+  for (size_t i = 0; i < ranges.size(); i++) s = s * rsize(ranges[i]) + values[i];
+  return s;
+}
 
 NodeRef pack_operand(const NodeRef& ast, int64_t slot) {
   std::vector<const Node*> loads, loops;
@@ -76,11 +75,12 @@ NodeRef pack_operand(const NodeRef& ast, int64_t slot) {
   }
   if (std::none_of(t.begin(), t.end(), [](const Node* r) { return rarg(r).type == AxisType::REDUCE; }))
     throw OptError(str("PACK: argument ", slot, " is not read along a reduction"));
-  // The copy runs inside the last of its outer loops to open; the loops after it reuse it.
+  // The copy runs inside the last of its outer loops to open; the loops after it reuse it. A loop
+  // of one trip is no loop (the linearizer opens none: an output axis a tile used up).
   std::sort(loops.begin(), loops.end(), by_id);
   size_t inside = 0;
   for (size_t i = 0; i < loops.size(); i++)
-    if (std::find(outer.begin(), outer.end(), loops[i]) != outer.end()) inside = i + 1;
+    if (rsize(loops[i]) > 1 && std::find(outer.begin(), outer.end(), loops[i]) != outer.end()) inside = i + 1;
   int64_t reuse = 1;
   for (size_t i = inside; i < loops.size(); i++) reuse *= rsize(loops[i]);
   int64_t elements = 1;
@@ -121,10 +121,11 @@ NodeRef pack_operand(const NodeRef& ast, int64_t slot) {
     to_copy.emplace_back(at_t.back(), c.back());
   }
   const NodeRef value = widen ? NodeRef::share(widen) : load;  // what the array holds
-  NodeRef store = make(Op::STORE, dtypes::void_,
-                       {make(Op::INDEX, dt.as_ptr(), {local, slot_of(t, c)}), substitute(value, to_copy)});
+  NodeRef store =
+      make(Op::STORE, dtypes::void_,
+           {make(Op::INDEX, dt.as_ptr(), {local, mixed_radix(t, c)}), substitute(value, to_copy)});
   NodeRef packed = make(Op::BARRIER, dt.as_ptr(), {local, store});
-  NodeRef read = make(Op::LOAD, dt, {make(Op::INDEX, dt.as_ptr(), {packed, slot_of(t, at_t)})});
+  NodeRef read = make(Op::LOAD, dt, {make(Op::INDEX, dt.as_ptr(), {packed, mixed_radix(t, at_t)})});
   return substitute(ast, {{value, read}});
 }
 

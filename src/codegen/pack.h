@@ -40,6 +40,7 @@
 // them to reuse a copy that does not widen, or the array would exceed kPackBytes or bring the
 // kernel's arrays over kPackKernelBytes.
 #include <cstdint>
+#include <vector>
 
 #include "ir/node.h"
 
@@ -52,5 +53,9 @@ inline constexpr int64_t kPackBytes = 512 << 10;
 inline constexpr int64_t kPackKernelBytes = 2 << 20;
 
 NodeRef pack_operand(const NodeRef& ast, int64_t slot);
+
+// The element of an array over the trips of `ranges` (the last fastest) that `values` (one per
+// range) name: sum_i values[i] * prod_{j > i} |ranges[j]|.
+NodeRef mixed_radix(const std::vector<const Node*>& ranges, const std::vector<NodeRef>& values);
 
 }  // namespace lg

@@ -323,6 +323,20 @@ std::string CWriter::cast_expr(const Node& n) {
   return to.scalar == Scalar::BFloat16 ? str("lg_round_bf16x16(", x, ")") : x;
 }
 
+// The bfloat16 load a 16-lane VECTORIZE repeats in every lane (as loaded or cast to float32, which
+// holds the same value), when it is one unguarded load: the vector is then loaded by broadcast from
+// its address (lg_splat_bf16x16), not built from the scalar. The scalar load stays defined and,
+// unused, is dropped by the C compiler. nullptr otherwise.
+const Node* splatted_bf16_load(const Node& n) {
+  if (n.dtype.count != 16 || !is_float(n.dtype) || itemsize(n.dtype.base()) > 4) return nullptr;
+  const Node* x = n.src[0].get();
+  for (const NodeRef& s : n.src)
+    if (s.get() != x) return nullptr;
+  if (x->op == Op::CAST && x->dtype.scalar == Scalar::Float32) x = x->src[0].get();
+  bool bf16_load = x->op == Op::LOAD && x->dtype == DType{Scalar::BFloat16, 1};
+  return bf16_load && x->src[0]->src.size() == 2 ? x : nullptr;
+}
+
 // Vector ops and BITCAST here; scalar ops are the shared C subset's (codegen/scalar_expr.h).
 std::string CWriter::alu_expr(const Node& n) {
   DType t = n.dtype, in = n.src[0]->dtype;
@@ -345,6 +359,7 @@ std::string CWriter::alu_expr(const Node& n) {
   switch (n.op) {
     case Op::CAST: return cast_expr(n);
     case Op::VECTORIZE: {
+      if (const Node* load = splatted_bf16_load(n)) return str("lg_splat_bf16x16(&", ref(load->src[0]), ")");
       std::string v = "((" + vector_type(t) + "){";
       for (size_t i = 0; i < n.src.size(); i++) v += (i ? ", " : "") + s(static_cast<int>(i));
       return v + "})";
@@ -385,7 +400,7 @@ std::string CWriter::alu_expr(const Node& n) {
 
 int64_t parallel_extent(const LinearProgram& prog) {
   for (const NodeRef& n : prog.ops) {
-    if (n->op == Op::DEFINE_GLOBAL || n->op == Op::CONST) continue;
+    if (n->op == Op::DEFINE_GLOBAL || n->op == Op::DEFINE_LOCAL || n->op == Op::CONST) continue;
     if (n->op != Op::RANGE || !n->src[0]->is_const()) return 0;
     AxisType t = n->get_arg<RangeArg>().type;
     return t == AxisType::LOOP || t == AxisType::THREAD ? n->src[0]->const_as_int() : 0;

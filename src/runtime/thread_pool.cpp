@@ -83,7 +83,7 @@ class Pool {
 };
 
 Pool& pool() {
-  static Pool p(config().threads > 0 ? config().threads : std::max(1u, std::thread::hardware_concurrency()));
+  static Pool p(cpu_threads());
   return p;
 }
 

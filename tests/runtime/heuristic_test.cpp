@@ -197,9 +197,9 @@ TEST(Heuristic, AMatmulPanelWhoseRowsAreAPowerOfTwoApartIsPacked) {
 // A TN matmul whose broadcast operand is larger than a last-level cache and jumps a page per k
 // step (the LM head's dW = dlogits^T @ h at vocabulary 32000 and 2048 tokens: 8 floats of each
 // 128 KB row per step) would read all of it once per column panel with the panels outermost; the
-// heuristic blocks the reduction instead (KBLOCK: read once) and packs each block's panel. When
-// the store refuses KBLOCK (a value computed from the sum, as a bf16 product rounded before it is
-// added into a float32 gradient), the panels are the outer loop again.
+// heuristic blocks the reduction instead (KBLOCK: read once) and packs each block's panel, also
+// when the value is computed from the sum (as a bf16 product rounded before it is added into a
+// float32 gradient: its partial sums go to an array, docs/cpu_backend.md "K blocking").
 TEST(Heuristic, AWeightGradientWithALargePageStridedOperandIsBlockedNotPanelOrdered) {
   Schedule s =
       create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::TN, 32000, 1024, 512)}));
@@ -208,7 +208,7 @@ TEST(Heuristic, AWeightGradientWithALargePageStridedOperandIsBlockedNotPanelOrde
   NodeRef mm = matmul("INTERP", Layout::TN, 32000, 1024, 512);
   Schedule squared = create_schedule(make(Op::SINK, dtypes::void_, {mm * mm}));
   EXPECT_EQ(to_string(cpu_heuristic_opts(only_item(squared).ast)),
-            "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
+            "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), LOCAL(0,8), KBLOCK(2,128), PACK(2,0)]");
   Schedule narrow =
       create_schedule(make(Op::SINK, dtypes::void_, {matmul("INTERP", Layout::TN, 2048, 1024, 512)}));
   EXPECT_EQ(to_string(cpu_heuristic_opts(only_item(narrow).ast)),  // 8 MiB of dlogits: panels outermost
@@ -273,6 +273,88 @@ TEST(Heuristic, ABf16MatmulPacksItsBroadcastRowsWidened) {
     ASSERT_EQ(got.size(), want.size());
     for (int64_t i = 0; i < n * m; i++) ASSERT_EQ(got[i], static_cast<float>(want[i])) << i;
   }
+}
+
+// A batched NT matmul whose output row is two vectors (attention's dQ = dS @ K over a head dim of
+// 32, K stored transposed): too few panels to split, so the batch stays the parallel loop and each
+// of its trips packs its own panel of b (16 KiB), read by 16 row tiles; 2.3x faster than the
+// reduce-vector tiling for the Llama step's dQ. With 4 threads 8 batches are too few trips, and
+// with 64 rows (8 tiles) a panel is read too few times for its copy: the reduce-vector tiling.
+TEST(Heuristic, ABatchedNtMatmulWithTooFewPanelsPacksPerBatch) {
+  constexpr int64_t batch = 8, n = 128, k = 128, m = 32;
+  auto product = [&](const std::string& dev, int64_t rows) {
+    NodeRef a = input(dev, {batch, rows, k}, 0.5f), bt = input(dev, {batch, m, k}, 0.25f);
+    auto expand = [&](const NodeRef& x, const Shape& view) {
+      return make(Op::EXPAND, x->dtype, {make(Op::RESHAPE, x->dtype, {x}, view)}, Shape{batch, rows, m, k});
+    };
+    NodeRef prod = expand(a, {batch, rows, 1, k}) * expand(bt, {batch, 1, m, k});
+    return make(Op::REDUCE_AXIS, dtypes::float32, {prod}, ReduceArg{Op::ADD, {3}});
+  };
+  auto opts_of = [&](int threads, int64_t rows) {
+    int saved = config().threads;
+    config().threads = threads;
+    Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {product("INTERP", rows)}));
+    std::string o = to_string(cpu_heuristic_opts(only_item(s).ast));
+    config().threads = saved;
+    return o;
+  };
+  EXPECT_EQ(opts_of(2, n), "[UPCAST(2,16), UPCAST(2,2), UPCAST(1,8), PACK(2,0)]");
+  EXPECT_EQ(opts_of(4, n).find("PACK"), std::string::npos) << opts_of(4, n);
+  EXPECT_EQ(opts_of(2, 64).find("PACK"), std::string::npos) << opts_of(2, 64);
+
+  auto element = [](int64_t i, double scale) { return scale * static_cast<double>((i * 7) % 11 - 5); };
+  std::vector<double> want(batch * n * m, 0.0);
+  for (int64_t b = 0; b < batch; b++)
+    for (int64_t r = 0; r < n; r++)
+      for (int64_t c = 0; c < m; c++)
+        for (int64_t kk = 0; kk < k; kk++)
+          want[(b * n + r) * m + c] +=
+              element((b * n + r) * k + kk, 0.5) * element((b * m + c) * k + kk, 0.25);
+  int saved = config().threads;
+  config().threads = 2;  // the kernel is compiled with these opts whatever the pool's size
+  std::vector<float> got = run(product("CPU", n));
+  config().threads = saved;
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) ASSERT_EQ(got[i], static_cast<float>(want[i])) << i;
+}
+
+// A bf16 operand broadcast along the output vector and not packed (rows of 2048 steps outgrow L1)
+// is loaded by broadcast from its address: lg_splat_bf16x16, not a splat of the converted scalar
+// (which moves each value through a general register: a third of the head's dX time on Zen 5).
+// Values: exact float64 sums (small multiples of the scales, exact in float32).
+TEST(Heuristic, ABf16BroadcastOperandIsLoadedByBroadcastFromItsAddress) {
+  constexpr int64_t n = 64, k = 2048, m = 512;
+  auto bf16_input = [](const std::string& dev, const Shape& shape, float scale) {
+    NodeRef b = new_buffer(device_node(dev), dtypes::bfloat16, shape[0] * shape[1]);
+    std::vector<uint16_t> host(shape[0] * shape[1]);
+    for (size_t i = 0; i < host.size(); i++)
+      host[i] = float_to_bf16_bits(scale * static_cast<float>((static_cast<int64_t>(i) * 7) % 11 - 5));
+    buffer_copy_in(*b, host.data(), host.size() * 2);
+    return make(Op::CAST, dtypes::float32, {make(Op::RESHAPE, dtypes::bfloat16, {b}, shape)});
+  };
+  auto product = [&](const std::string& dev) {
+    return matmul_nt(bf16_input(dev, {n, k}, 0.5f), permute(bf16_input(dev, {k, m}, 0.25f), {1, 0}));
+  };
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {product("INTERP")}));
+  const ScheduleItem& item = only_item(s);
+  std::vector<Opt> opts = cpu_heuristic_opts(item.ast);
+  EXPECT_EQ(to_string(opts), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
+  std::string src = CRenderer().render(lower_kernel(item.ast, item.name, opts, 16));
+  size_t splats = 0;
+  for (size_t at = src.find("= lg_splat_bf16x16(&data1["); at != std::string::npos;
+       at = src.find("= lg_splat_bf16x16(&data1[", at + 1))
+    splats++;
+  EXPECT_EQ(splats, 8u) << src;  // the tile's 8 rows
+
+  auto element = [](int64_t i, double scale) { return scale * static_cast<double>((i * 7) % 11 - 5); };
+  std::vector<double> want(n * m, 0.0);
+  for (int64_t r = 0; r < n; r++)
+    for (int64_t c = 0; c < m; c++)
+      for (int64_t kk = 0; kk < k; kk++)
+        want[r * m + c] += element(r * k + kk, 0.5) * element(kk * m + c, 0.25);
+  std::vector<float> got = run(product("CPU"));
+  ASSERT_EQ(got.size(), want.size());
+  for (int64_t i = 0; i < n * m; i++) ASSERT_EQ(got[i], static_cast<float>(want[i])) << i;
 }
 
 // RoPE's rotate_half through the heads' reshape, as the Llama model reads its queries: x (B, S,
@@ -357,8 +439,14 @@ TEST(Heuristic, AnNtMatmulIsTiledAlongItsOutputThroughATransposingPack) {
   EXPECT_EQ(opts_of(k, 512), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
   EXPECT_EQ(opts_of(256, 512), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
   EXPECT_EQ(opts_of(8192, 512), "[UPCAST(2,16), UPCAST(1,4), UPCAST(0,4)]");
-  // 256 keys (a 256-token sequence): 16 panels of one vector, not 8 of two (too few to split)
+  // 256 keys (a 256-token sequence): 16 panels of one vector for 4 threads or more, 8 of two (4
+  // panels a thread) for 2 threads
+  int threads = config().threads;
+  config().threads = 4;
   EXPECT_EQ(opts_of(k, 256), "[UPCAST(1,16), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
+  config().threads = 2;
+  EXPECT_EQ(opts_of(k, 256), "[UPCAST(1,16), UPCAST(1,2), UPCAST(0,8), THREAD(1,0), PACK(2,0)]");
+  config().threads = threads;
   config().pack = false;
   EXPECT_EQ(opts_of(k, 512), "[UPCAST(2,16), UPCAST(1,4), UPCAST(0,4)]");
   config().pack = true;
