@@ -1,6 +1,7 @@
 // build/lazygrad: the one command line. Each subcommand lives in its own file and registers here.
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <exception>
 
 #include "apps/commands.h"
 #include "base/error.h"
@@ -24,6 +25,10 @@ int main(int argc, char** argv) {
   } catch (const lg::Error& e) {
     std::fprintf(stderr, "lazygrad: error: %s\n", e.what());
     lg::dist::finish(false);  // a distributed run: the other processes stop too
+    return 1;
+  } catch (const std::exception& e) {  // a library's (filesystem, JSON, allocation): reported, not an abort
+    std::fprintf(stderr, "lazygrad: error: %s\n", e.what());
+    lg::dist::finish(false);
     return 1;
   }
   lg::dist::finish(true);

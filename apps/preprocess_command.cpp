@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "apps/cli_validators.h"
 #include "apps/commands.h"
 #include "llm/indexed_dataset.h"
 #include "llm/preprocess.h"
@@ -56,7 +57,8 @@ void add_preprocess_command(CLI::App& app) {
   cmd->add_option("--tokenizer", a->tokenizer, "tokenizer.json, or a directory holding one")->required();
   cmd->add_option("--output-prefix", a->options.output_prefix, "writes PREFIX_text_document.bin and .idx")->required();
   cmd->add_flag("--append-eod", a->options.append_eod, "end every document with <|end_of_text|>");
-  cmd->add_option("--workers", a->options.workers, "tokenizer threads (default: all cores)")->check(CLI::PositiveNumber);
+  cmd->add_option("--workers", a->options.workers, "tokenizer threads (default: all cores)")
+      ->check(at_least(1, "a positive whole number"));
   cmd->add_flag("--strict", a->options.strict, "stop at the first bad line instead of skipping it");
   cmd->callback([a] { run_preprocess(*a); });
 }

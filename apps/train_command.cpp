@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "apps/cli_validators.h"
 #include "apps/commands.h"
 #include "base/config.h"
 #include "base/error.h"
@@ -108,6 +109,7 @@ void run_train(TrainArgs& a) {
   o.peak_flops = a.peak_tflops * 1e12;
   o.step.adamw.lr = o.step.sgd.lr = o.lr;
   o.step.sgd.weight_decay = 0;
+  o.step.bucket_bytes = static_cast<int64_t>(a.bucket_mb * (1 << 20));  // used when data parallel
 
   // Data parallel: this process's devices, and every process's when started by mpirun.
   const dist::Context& ctx = dist::start();
@@ -116,7 +118,6 @@ void run_train(TrainArgs& a) {
     std::vector<std::string> global = dist::global_devices(local);
     config().device = local[0];  // the model is created on this process's first device
     if (global.size() > 1) o.step.devices = global;
-    o.step.bucket_bytes = static_cast<int64_t>(a.bucket_mb * (1 << 20));
     o.writer = ctx.rank == 0;
     if (ctx.rank != 0) {  // only rank 0 reports; errors still reach stderr
       a.metrics.clear();
@@ -125,7 +126,7 @@ void run_train(TrainArgs& a) {
     }
   }
 
-  llm::check_training_data(o);  // before building a model that may take minutes
+  llm::check_trainer_options(o);  // before building a model that may take minutes
   Tensor::manual_seed(o.seed);
   std::unique_ptr<llm::Llama> model;
   if (!a.init_from.empty()) {
@@ -189,18 +190,24 @@ void add_train_command(CLI::App& app) {
   auto a = std::make_shared<TrainArgs>();
   llm::TrainerOptions& o = a->o;
   auto* cmd = app.add_subcommand("train", "train a Llama model (synthetic data or a Megatron dataset)");
+  const CLI::Validator positive = at_least(1, "a positive whole number");
   cmd->add_option("--model,--config", a->model, "preset (tiny, small, llama3.1-8b, ...), config.json, or lazygrad JSON config")
       ->capture_default_str();
   cmd->add_option("--set", a->sets, "override a model field, KEY=VALUE (dim, layers, heads, kv_heads, ffn_dim, vocab, ...)");
   cmd->add_option("--init-from", a->init_from, "start from a Hugging Face checkpoint directory instead of random weights");
   cmd->add_option("--save-hf", a->save_hf, "at the end, save the model as a Hugging Face checkpoint directory");
-  cmd->add_option("--seq", o.step.seq_len, "sequence length")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--batch", o.step.micro_batch, "micro-batch size (sequences)")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--accum", o.step.grad_accum, "micro-batches per optimizer step")->capture_default_str()->check(CLI::PositiveNumber);
-  cmd->add_option("--steps", o.steps, "optimizer steps")->capture_default_str()->check(CLI::PositiveNumber);
+  cmd->add_option("--seq", o.step.seq_len, "sequence length")->capture_default_str()->check(positive);
+  cmd->add_option("--batch", o.step.micro_batch, "micro-batch size (sequences)")
+      ->capture_default_str()
+      ->check(positive);
+  cmd->add_option("--accum", o.step.grad_accum, "micro-batches per optimizer step")
+      ->capture_default_str()
+      ->check(positive);
+  cmd->add_option("--steps", o.steps, "optimizer steps")->capture_default_str()->check(positive);
   cmd->add_option("--dtype", a->dtype, "compute dtype: bf16 (fp32 master weights) or fp32")->capture_default_str();
   cmd->add_option("--lr", o.lr, "peak learning rate")->capture_default_str();
-  cmd->add_option("--end-lr", o.end_lr, "final learning rate (default 0.1 x --lr)");
+  cmd->add_option("--end-lr", o.end_lr, "final learning rate (default 0.1 x --lr)")
+      ->check(at_least(0, "0 or more"));
   cmd->add_option("--warmup", o.warmup, "linear warmup steps")->capture_default_str();
   cmd->add_option("--schedule", o.schedule, "cosine (MLPerf), constant or wsd")->capture_default_str();
   cmd->add_option("--schedule-steps", o.schedule_steps, "length of the LR schedule (default --steps)");
@@ -226,7 +233,9 @@ void add_train_command(CLI::App& app) {
   cmd->add_option("--bucket-mb", a->bucket_mb, "MiB of gradients per allreduce bucket")->capture_default_str();
   cmd->add_option("--metrics", a->metrics, "write JSON lines (steps, evals, summary) to this file");
   cmd->add_option("--peak-tflops", a->peak_tflops, "peak TFLOP/s for MFU (default: the device's, docs/llama.md)");
-  cmd->add_option("--log-every", a->log_every, "print every n-th step (the terminal display shows all)")->capture_default_str();
+  cmd->add_option("--log-every", a->log_every, "print every n-th step (the terminal display shows all)")
+      ->capture_default_str()
+      ->check(positive);
   cmd->add_flag("--no-jit", a->no_jit, "run every step eagerly (no capture and replay)");
   cmd->callback([a] { run_train(*a); });
 }

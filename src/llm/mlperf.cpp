@@ -29,6 +29,9 @@ void MlperfConfig::validate() const {
   LG_USER_CHECK(lr > 0, "mlperf: --lr must be positive");
   LG_USER_CHECK(warmup >= 0 && warmup < max_steps, "mlperf: --warmup must be in [0, max_steps)");
   LG_USER_CHECK(eval_every > 0 && eval_samples > 0, "mlperf: --eval-every and --eval-samples must be positive");
+  LG_USER_CHECK(target > 0, "mlperf: --target (a log perplexity) must be positive, got ", target);
+  LG_USER_CHECK(max_samples >= 0, "mlperf: --max-samples must be 0 (no budget) or positive, got ",
+                max_samples);
   LG_USER_CHECK(dtype == "bf16" || dtype == "fp32", "mlperf: --dtype must be bf16 or fp32, got ", dtype);
   LG_USER_CHECK(!train_prefix.empty() && !eval_prefix.empty(),
                 "mlperf: give --train-data and --eval-data (Megatron dataset prefixes)");

@@ -44,16 +44,28 @@ std::unique_ptr<Llama> replica_of(const Llama& from, const std::string& device) 
 
 }  // namespace
 
+void check_train_step_options(const TrainStepOptions& o) {
+  LG_USER_CHECK(o.micro_batch > 0 && o.seq_len > 0 && o.grad_accum > 0,
+                "train: batch, sequence length and gradient accumulation must be positive (got ",
+                o.micro_batch, ", ", o.seq_len, ", ", o.grad_accum, ")");
+  LG_USER_CHECK(o.compute == dtypes::float32 || o.compute == dtypes::bfloat16,
+                "train: compute dtype must be float32 or bfloat16, got ", name(o.compute));
+  LG_USER_CHECK(o.optimizer == "adamw" || o.optimizer == "sgd" || o.optimizer == "none",
+                "train: unknown optimizer \"", o.optimizer, "\"; use adamw, sgd or none");
+  LG_USER_CHECK(o.clip >= 0, "train: --clip must be 0 (no clipping) or positive, got ", o.clip);
+  LG_USER_CHECK(o.loss_chunk >= 0, "train: --loss-chunk must be 0 (one chunk) or positive, got ",
+                o.loss_chunk);
+  LG_USER_CHECK(o.sgd.momentum >= 0, "train: --momentum must be 0 or more, got ", o.sgd.momentum);
+  LG_USER_CHECK(o.adamw.weight_decay >= 0 && o.sgd.weight_decay >= 0,
+                "train: --weight-decay must be 0 or more, got ",
+                std::min(o.adamw.weight_decay, o.sgd.weight_decay));
+  LG_USER_CHECK(o.bucket_bytes > 0, "train: the allreduce bucket size (--bucket-mb) must be positive");
+}
+
 TrainStep::TrainStep(Llama& model, TrainStepOptions options) : model_(model), o_(std::move(options)) {
-  LG_USER_CHECK(o_.micro_batch > 0 && o_.seq_len > 0 && o_.grad_accum > 0,
-                "train: batch, sequence length and gradient accumulation must be positive (got ", o_.micro_batch,
-                ", ", o_.seq_len, ", ", o_.grad_accum, ")");
-  LG_USER_CHECK(o_.compute == dtypes::float32 || o_.compute == dtypes::bfloat16,
-                "train: compute dtype must be float32 or bfloat16, got ", name(o_.compute));
+  check_train_step_options(o_);
   LG_USER_CHECK(o_.seq_len <= model.config().max_seq_len, "train: sequence length ", o_.seq_len,
                 " exceeds the model's max_seq_len ", model.config().max_seq_len);
-  LG_USER_CHECK(o_.optimizer == "adamw" || o_.optimizer == "sgd" || o_.optimizer == "none", "train: unknown optimizer \"",
-                o_.optimizer, "\"; use adamw, sgd or none");
   std::string home = model.params().items().front().second.device();
   std::vector<std::string> global;
   for (const std::string& d : o_.devices) {
@@ -67,7 +79,6 @@ TrainStep::TrainStep(Llama& model, TrainStepOptions options) : model_(model), o_
                 " devices; use a multiple of ", n);
   LG_USER_CHECK(n == 1 || o_.optimizer != "none",
                 "train: data-parallel training needs an optimizer (--optimizer adamw or sgd)");
-  LG_USER_CHECK(o_.bucket_bytes > 0, "train: the allreduce bucket size must be positive");
   replicas_.resize(static_cast<size_t>(n));
   for (int64_t g = 0; g < n; g++) {
     Replica& r = replicas_[g];

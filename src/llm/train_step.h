@@ -48,7 +48,7 @@ struct TrainStepOptions {
   std::string optimizer = "adamw";
   nn::AdamWConfig adamw;             // adamw.lr is replaced by step()'s lr
   nn::SGDConfig sgd;
-  double clip = 1.0;                 // global gradient norm bound (<= 0: no clipping)
+  double clip = 1.0;                 // global gradient norm bound (0: no clipping)
   int64_t loss_chunk = 0;            // tokens per chunk of the head + loss (0: all at once)
   bool jit = true;
   // Data parallel: the global device list (every process's devices, "NAME@rank" for other
@@ -56,6 +56,12 @@ struct TrainStepOptions {
   std::vector<std::string> devices;
   int64_t bucket_bytes = 32 << 20;  // gradient bytes per allreduce bucket
 };
+
+// A user error when the options are out of range (batch, sequence length or accumulation not
+// positive, an unknown optimizer or compute dtype, a negative clip, loss chunk, momentum or weight
+// decay, a bucket that is not positive); checks what needs no model, so a command can check before
+// building one. TrainStep's constructor checks too.
+void check_train_step_options(const TrainStepOptions& options);
 
 struct StepResult {
   double loss = 0;       // mean token cross-entropy of the step (nats)

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 
 #include "base/error.h"
 #include "llm/batch_iterator.h"
@@ -14,19 +15,16 @@
 
 namespace lg::llm {
 
-void check_training_data(const TrainerOptions& o) {
-  LG_USER_CHECK(o.synthetic || !o.train_prefix.empty(), "train: give --train-data PREFIX (a Megatron dataset) or --synthetic");
-}
-
 using json = nlohmann::json;
 
 namespace {
 
+// The schedule of the options (a user error when it is unknown or its warmup is not inside it).
 nn::LRSchedule make_schedule(const TrainerOptions& o) {
   double end = o.end_lr >= 0 ? o.end_lr : 0.1 * o.lr;
   int64_t total = o.schedule_steps > 0 ? o.schedule_steps : o.steps;
-  LG_USER_CHECK(o.lr > 0, "train: --lr must be positive, got ", o.lr);
-  LG_USER_CHECK(o.warmup >= 0 && o.warmup < std::max<int64_t>(total, 1), "train: --warmup (", o.warmup,
+  LG_USER_CHECK(o.warmup >= 0, "train: --warmup must be 0 or more steps, got ", o.warmup);
+  LG_USER_CHECK(o.warmup < std::max<int64_t>(total, 1), "train: --warmup (", o.warmup,
                 ") must be below the schedule's length (", total, " steps)");
   if (o.schedule == "cosine") return nn::warmup_cosine(o.lr, end, o.warmup, total);
   if (o.schedule == "constant") return nn::constant_lr(o.lr);
@@ -37,17 +35,48 @@ nn::LRSchedule make_schedule(const TrainerOptions& o) {
   user_error("train: unknown --schedule \"", o.schedule, "\"; use cosine, constant or wsd");
 }
 
+}  // namespace
+
+void check_trainer_options(const TrainerOptions& o) {
+  LG_USER_CHECK(o.synthetic || !o.train_prefix.empty(),
+                "train: give --train-data PREFIX (a Megatron dataset) or --synthetic");
+  LG_USER_CHECK(
+      !o.synthetic || (o.train_prefix.empty() && o.eval_prefix.empty()),
+      "train: --synthetic trains and evaluates on synthetic tokens; drop it to use --train-data/--eval-data");
+  LG_USER_CHECK(o.steps > 0, "train: --steps must be positive, got ", o.steps);
+  LG_USER_CHECK(o.lr > 0, "train: --lr must be positive, got ", o.lr);
+  LG_USER_CHECK(o.schedule_steps >= 0, "train: --schedule-steps must be 0 (--steps) or positive, got ",
+                o.schedule_steps);
+  make_schedule(o);
+  LG_USER_CHECK(o.eval_every >= 0, "train: --eval-every must be 0 (at the end only) or positive, got ",
+                o.eval_every);
+  LG_USER_CHECK(o.eval_samples >= 0, "train: --eval-samples must be 0 (no evaluation) or positive, got ",
+                o.eval_samples);
+  LG_USER_CHECK(o.save_every >= 0, "train: --save-every must be 0 (at the end only) or positive, got ",
+                o.save_every);
+  LG_USER_CHECK(o.keep >= 1, "train: --keep must be at least 1 checkpoint, got ", o.keep);
+  LG_USER_CHECK(o.peak_flops >= 0, "train: --peak-tflops must be positive, got ", o.peak_flops / 1e12);
+  LG_USER_CHECK(!o.resume || !o.checkpoint_dir.empty(), "train: --resume needs --checkpoint-dir");
+  check_train_step_options(o.step);
+  if (!o.checkpoint_dir.empty() && o.writer) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.checkpoint_dir, ec);
+    LG_USER_CHECK(!ec && std::filesystem::is_directory(o.checkpoint_dir),
+                  "train: cannot create --checkpoint-dir ", o.checkpoint_dir, ": ",
+                  ec ? ec.message() : "a file of that name exists", "; give a directory you can write");
+  }
+}
+
+namespace {
+
 std::shared_ptr<const WindowSource> train_source(const Llama& m, const TrainerOptions& o) {
   int64_t seq = o.step.seq_len;
   if (o.synthetic) return std::make_shared<SyntheticSource>(m.config().vocab_size, seq, o.seed);
-  check_training_data(o);
   return std::make_shared<TrainSampler>(std::make_shared<IndexedDataset>(o.train_prefix), seq, o.seed);
 }
 
 std::shared_ptr<const WindowSource> eval_source(const Llama& m, const TrainerOptions& o) {
   int64_t seq = o.step.seq_len;
-  LG_USER_CHECK(o.eval_samples >= 0, "train: --eval-samples must be 0 (no evaluation) or positive, got ",
-                o.eval_samples);
   if (o.eval_samples == 0) return nullptr;
   if (o.synthetic)  // other samples of the training cycle
     return std::make_shared<SyntheticSource>(m.config().vocab_size, seq, o.seed, 4096, uint64_t{1} << 40);
@@ -93,8 +122,8 @@ double median(std::vector<double> v) {
 }  // namespace
 
 json train(Llama& model, const TrainerOptions& o, const TrainEvent& report) {
+  check_trainer_options(o);
   nn::LRSchedule lr_at = make_schedule(o);
-  LG_USER_CHECK(o.steps > 0, "train: --steps must be positive, got ", o.steps);
   std::shared_ptr<const WindowSource> train_data = train_source(model, o);
   std::shared_ptr<const WindowSource> eval_data = eval_source(model, o);
   if (eval_data) eval_batches(*eval_data, o);
@@ -106,7 +135,6 @@ json train(Llama& model, const TrainerOptions& o, const TrainEvent& report) {
   int64_t step = 0;
   uint64_t data_position = 0;
   if (o.resume) {
-    LG_USER_CHECK(ckpt.has_value(), "train: --resume needs --checkpoint-dir");
     if (std::optional<std::string> dir = ckpt->latest()) {
       nn::ParamList masters = ts.masters();
       nn::TrainProgress p = nn::CheckpointManager::load(*dir, masters, ts.optimizer());

@@ -47,9 +47,13 @@ struct TrainerOptions {
 
 using TrainEvent = std::function<void(const nlohmann::json&)>;
 
-// A user error when the options name no training data (neither synthetic nor a dataset): callers
-// check before building a model; train() checks too.
-void check_training_data(const TrainerOptions& options);
+// A user error, naming the command-line flag, when the options are unusable: no training data
+// (neither synthetic nor a dataset) or both, steps or the LR out of range, an unknown schedule, a
+// warmup not inside it, negative intervals, fewer than one checkpoint kept, --resume without a
+// checkpoint directory, a checkpoint directory that cannot be created (it is created here), or
+// TrainStepOptions out of range (check_train_step_options). Callers check before building a
+// model, which may take minutes; train() checks too.
+void check_trainer_options(const TrainerOptions& options);
 
 // Runs the loop; returns the summary record (also reported). User errors (bad data, bad options)
 // throw lg::Error. A NaN or infinite loss stops the run with status "diverged".

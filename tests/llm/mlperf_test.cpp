@@ -79,8 +79,21 @@ TEST(Mlperf, PresetsAndValidation) {
   EXPECT_EQ(mini.platform, std::to_string(std::max(1u, std::thread::hardware_concurrency())) + "-core CPU (" +
                                host_cpu_model() + ")");
   EXPECT_NE(testing_util::error_of([] { mlperf_preset("gpt3", "data"); }).find("mini"), std::string::npos);
-  mini.global_batch = 15, mini.grad_accum = 2;
-  EXPECT_NE(testing_util::error_of([&] { mini.validate(); }).find("--accum"), std::string::npos);
+  MlperfConfig bad = mini;
+  bad.global_batch = 15, bad.grad_accum = 2;
+  EXPECT_NE(testing_util::error_of([&] { bad.validate(); }).find("--accum"), std::string::npos);
+  bad = mini;
+  bad.target = -1;  // a log perplexity: never negative, so a run would never reach it
+  EXPECT_NE(testing_util::error_of([&] {
+              bad.validate();
+            }).find("--target (a log perplexity) must be positive, got -1"),
+            std::string::npos);
+  bad = mini;
+  bad.max_samples = -5;
+  EXPECT_NE(testing_util::error_of([&] {
+              bad.validate();
+            }).find("--max-samples must be 0 (no budget) or positive, got -5"),
+            std::string::npos);
 }
 
 // A micro model on the fetched Brown corpus: the whole log of a compliant run, in order.
@@ -138,7 +151,8 @@ TEST(Mlperf, SampleBudgetAbortsTheRun) {
   if (!have_brown()) GTEST_SKIP() << "no fetched data (scripts/fetch_data.sh)";
   if (config().device == "INTERP") GTEST_SKIP() << "runs in the CPU. pass";
   auto dir = testing::fresh_temp_dir("mlperf_abort");
-  MlperfResult r = run_mlperf(micro_run(/*target=*/0.0, /*max_samples=*/8), (dir / "result_0.txt").string());
+  // target: a loss no micro model reaches
+  MlperfResult r = run_mlperf(micro_run(/*target=*/1e-6, /*max_samples=*/8), (dir / "result_0.txt").string());
   EXPECT_EQ(r.status, "aborted");
   EXPECT_NE(r.reason.find("budget"), std::string::npos);
   EXPECT_EQ(r.samples, 8);

@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
 
 #include "base/config.h"
 #include "common/user_error.h"
@@ -118,6 +121,59 @@ TEST(Trainer, BadOptionsAreUserErrors) {
   o = synthetic(4);
   o.eval_samples = -1;
   EXPECT_NE(err(o).find("--eval-samples must be 0 (no evaluation) or positive"), std::string::npos);
+  // Each out-of-range option is named, with the value given; none of them trains a step.
+  struct Case {
+    std::function<void(TrainerOptions&)> set;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](TrainerOptions& x) { x.train_prefix = "/some/data"; },
+       "--synthetic trains and evaluates on synthetic"},
+      {[](TrainerOptions& x) { x.eval_prefix = "/some/eval"; }, "drop it to use --train-data/--eval-data"},
+      {[](TrainerOptions& x) { x.steps = 0; }, "--steps must be positive, got 0"},
+      {[](TrainerOptions& x) { x.lr = -1; }, "--lr must be positive, got -1"},
+      {[](TrainerOptions& x) { x.warmup = -3; }, "--warmup must be 0 or more steps, got -3"},
+      {[](TrainerOptions& x) { x.schedule_steps = -4; },
+       "--schedule-steps must be 0 (--steps) or positive, got -4"},
+      {[](TrainerOptions& x) { x.eval_every = -1; },
+       "--eval-every must be 0 (at the end only) or positive, got -1"},
+      {[](TrainerOptions& x) { x.save_every = -2; },
+       "--save-every must be 0 (at the end only) or positive, got -2"},
+      {[](TrainerOptions& x) { x.keep = 0; }, "--keep must be at least 1 checkpoint, got 0"},
+      {[](TrainerOptions& x) { x.peak_flops = -1e12; }, "--peak-tflops must be positive, got -1"},
+      {[](TrainerOptions& x) { x.step.clip = -1; }, "--clip must be 0 (no clipping) or positive, got -1"},
+      {[](TrainerOptions& x) { x.step.loss_chunk = -5; },
+       "--loss-chunk must be 0 (one chunk) or positive, got -5"},
+      {[](TrainerOptions& x) { x.step.sgd.momentum = -0.5; }, "--momentum must be 0 or more, got -0.5"},
+      {[](TrainerOptions& x) { x.step.adamw.weight_decay = -0.1; },
+       "--weight-decay must be 0 or more, got -0.1"},
+      {[](TrainerOptions& x) { x.step.bucket_bytes = 0; }, "(--bucket-mb) must be positive"},
+      {[](TrainerOptions& x) { x.step.optimizer = "lion"; },
+       "unknown optimizer \"lion\"; use adamw, sgd or none"},
+      {[](TrainerOptions& x) { x.checkpoint_dir = "/proc/lazygrad-checkpoints"; },
+       "cannot create --checkpoint-dir /proc/lazygrad-checkpoints: "},
+  };
+  for (const Case& c : cases) {
+    o = synthetic(4);
+    c.set(o);
+    std::vector<json> events;
+    std::string e =
+        testing_util::error_of([&] { train(m, o, [&](const json& ev) { events.push_back(ev); }); });
+    EXPECT_NE(e.find(c.message), std::string::npos)
+        << "expected \"" << c.message << "\", got \"" << e << "\"";
+    EXPECT_TRUE(events.empty()) << c.message << ": " << events.size() << " events before the error";
+  }
+  EXPECT_NO_THROW(check_trainer_options(synthetic(4)));
+  // A checkpoint directory that is a file: named, and the file is left as it was.
+  std::string file = ::testing::TempDir() + "trainer_checkpoint_dir_is_a_file";
+  std::ofstream(file) << "not a directory";
+  o = synthetic(4);
+  o.checkpoint_dir = file;
+  EXPECT_NE(err(o).find("cannot create --checkpoint-dir " + file), std::string::npos) << err(o);
+  std::ifstream in(file);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "not a directory");
+  std::filesystem::remove(file);
 }
 
 // An evaluation that cannot fill one micro-batch is refused before the first step, not after the

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# `lazygrad train` with options out of range: each run must exit non-zero before building a model,
+# with one error line that names the option (and the value given), never an abort.
+# usage: cli_train_errors_test.sh LAZYGRAD
+set -uo pipefail
+lazygrad=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# expect MESSAGE ARGS...: the run fails, its output holds MESSAGE and no step or abort.
+expect() {
+  local message=$1
+  shift
+  "$lazygrad" train --model tiny --synthetic --steps 2 "$@" >"$tmp/out" 2>&1
+  local rc=$?
+  [ "$rc" -ne 0 ] || fail "train $* exited 0: $(cat "$tmp/out")"
+  [ "$rc" -lt 128 ] || fail "train $* died of a signal (exit $rc): $(cat "$tmp/out")"
+  grep -qF -- "$message" "$tmp/out" || fail "train $*: expected \"$message\", got: $(cat "$tmp/out")"
+  grep -qE '^(model |step |terminate)' "$tmp/out" && fail "train $* got past the checks: $(cat "$tmp/out")"
+  echo "ok: train $* -> $message"
+}
+
+expect '--steps: must be a positive whole number, got 0' --steps 0
+expect '--steps: must be a positive whole number, got "abc"' --steps abc
+expect '--batch: must be a positive whole number, got -2' --batch -2
+expect '--log-every: must be a positive whole number, got 0' --log-every 0
+expect '--end-lr: must be 0 or more, got -1' --end-lr -1
+expect 'lazygrad: error: train: --warmup must be 0 or more steps, got -3' --warmup -3
+expect '--loss-chunk must be 0 (one chunk) or positive, got -5' --loss-chunk -5
+expect '--eval-every must be 0 (at the end only) or positive, got -1' --eval-every -1
+expect '--keep must be at least 1 checkpoint, got 0' --keep 0
+expect '--clip must be 0 (no clipping) or positive, got -1' --clip -1
+expect '--weight-decay must be 0 or more, got -0.5' --weight-decay -0.5
+expect '(--bucket-mb) must be positive' --bucket-mb 0
+expect '--peak-tflops must be positive, got -1' --peak-tflops -1
+expect 'drop it to use --train-data/--eval-data' --train-data "$tmp/data"
+expect 'unknown optimizer "lion"' --optimizer lion
+echo "a file" >"$tmp/file"
+expect "cannot create --checkpoint-dir $tmp/file/ckpt: Not a directory; give a directory you can write" \
+  --checkpoint-dir "$tmp/file/ckpt"
+[ "$(cat "$tmp/file")" = "a file" ] || fail "the file in the way was changed"
+"$lazygrad" preprocess --workers 0 --input x --tokenizer y --output-prefix z >"$tmp/out" 2>&1 && fail "preprocess --workers 0 exited 0"
+grep -qF -- '--workers: must be a positive whole number, got 0' "$tmp/out" || fail "preprocess --workers 0: $(cat "$tmp/out")"
+echo "cli train error checks passed"
