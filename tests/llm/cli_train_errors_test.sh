@@ -36,6 +36,9 @@ expect '(--bucket-mb) must be positive' --bucket-mb 0
 expect '--peak-tflops must be positive, got -1' --peak-tflops -1
 expect 'drop it to use --train-data/--eval-data' --train-data "$tmp/data"
 expect 'unknown optimizer "lion"' --optimizer lion
+"$lazygrad" train --model tiny --train-data "$tmp/none" --steps 1 >"$tmp/out" 2>&1 && fail "a missing dataset was accepted"
+grep -qF -- "--train-data $tmp/none: no file $tmp/none.idx" "$tmp/out" || fail "missing dataset: $(cat "$tmp/out")"
+grep -q '^model ' "$tmp/out" && fail "a model was built before the missing dataset was found: $(cat "$tmp/out")"
 echo "a file" >"$tmp/file"
 expect "cannot create --checkpoint-dir $tmp/file/ckpt: Not a directory; give a directory you can write" \
   --checkpoint-dir "$tmp/file/ckpt"

@@ -117,7 +117,8 @@ TEST(Trainer, BadOptionsAreUserErrors) {
   o = synthetic(4);
   o.synthetic = false;
   o.train_prefix = "/nonexistent/data";
-  EXPECT_NE(err(o).find("/nonexistent/data"), std::string::npos);
+  EXPECT_NE(err(o).find("--train-data /nonexistent/data: no file /nonexistent/data.idx"), std::string::npos)
+      << err(o);
   o = synthetic(4);
   o.eval_samples = -1;
   EXPECT_NE(err(o).find("--eval-samples must be 0 (no evaluation) or positive"), std::string::npos);
