@@ -48,11 +48,12 @@ struct TrainerOptions {
 using TrainEvent = std::function<void(const nlohmann::json&)>;
 
 // A user error, naming the command-line flag, when the options are unusable: no training data
-// (neither synthetic nor a dataset) or both, a dataset prefix without its .idx and .bin files, steps or the
-// LR out of range, an unknown schedule, a warmup not inside it, negative intervals, fewer than one checkpoint
-// kept, --resume without a checkpoint directory, a checkpoint directory that cannot be created (it is created
-// here), or TrainStepOptions out of range (check_train_step_options). Callers check before building a model,
-// which may take minutes; train() checks too.
+// (neither synthetic nor a dataset) or both, a dataset prefix without its .idx and .bin files,
+// steps or the LR out of range, an unknown schedule, a warmup not inside it, negative intervals,
+// fewer than one checkpoint kept, --resume without a checkpoint directory, a checkpoint directory
+// that cannot be created (it is created here), or TrainStepOptions out of range
+// (check_train_step_options). Callers check before building a model, which may take minutes;
+// train() checks too.
 void check_trainer_options(const TrainerOptions& options);
 
 // Runs the loop; returns the summary record (also reported). User errors (bad data, bad options)
