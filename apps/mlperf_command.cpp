@@ -83,9 +83,7 @@ void run(const MlperfArgs& a) {
   dist::check_agreement(str("mlperf ", a.preset, ": model ", base.model.summary(), "; batch ", base.global_batch,
                             "x", base.seq_len, "; runs ", a.runs, "; devices ", base.devices.size()));
   std::string dir = a.log_dir.empty() ? default_log_dir(a.preset) : a.log_dir;
-  std::error_code ec;
-  if (base.writer) std::filesystem::create_directories(dir, ec);
-  LG_USER_CHECK(!ec, "cannot create the log directory ", dir, ": ", ec.message());
+  if (base.writer) nn::make_directories(dir, "the log directory");
   std::printf("mlperf %s: model %s, seq %lld, global batch %lld, lr %g, warmup %lld, eval every %lld sequences "
               "on %lld, target %.3f; %d run(s) into %s\n",
               a.preset.c_str(), base.model.summary().c_str(), static_cast<long long>(base.seq_len),

@@ -16,6 +16,7 @@
 #include "llm/hf_checkpoint.h"
 #include "llm/metrics.h"
 #include "llm/trainer.h"
+#include "nn/file_io.h"
 #include "runtime/device.h"
 
 namespace lg::apps {
@@ -127,6 +128,7 @@ void run_train(TrainArgs& a) {
   }
 
   llm::check_trainer_options(o);  // before building a model that may take minutes
+  if (!a.save_hf.empty()) nn::make_directories(a.save_hf, "--save-hf");  // not only after training
   Tensor::manual_seed(o.seed);
   std::unique_ptr<llm::Llama> model;
   if (!a.init_from.empty()) {

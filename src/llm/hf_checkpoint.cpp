@@ -71,9 +71,7 @@ void load_hf_weights(Llama& model, const std::string& dir) {
 }
 
 void save_hf_model(const Llama& model, const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  LG_USER_CHECK(!ec, "cannot create ", dir, ": ", ec.message());
+  nn::make_directories(dir, "the Hugging Face checkpoint directory");
   nn::write_file_atomic((fs::path(dir) / "config.json").string(), llama_config_to_hf(model.config()).dump(2) + "\n");
   nn::save_safetensors((fs::path(dir) / "model.safetensors").string(), model.params(), {{"format", "pt"}});
 }

@@ -11,6 +11,7 @@
 #include "llm/metrics.h"
 #include "llm/synthetic.h"
 #include "nn/checkpoint.h"
+#include "nn/file_io.h"
 #include "nn/lr_schedule.h"
 #include "runtime/buffer.h"
 
@@ -67,13 +68,7 @@ void check_trainer_options(const TrainerOptions& o) {
   LG_USER_CHECK(o.peak_flops >= 0, "train: --peak-tflops must be positive, got ", o.peak_flops / 1e12);
   LG_USER_CHECK(!o.resume || !o.checkpoint_dir.empty(), "train: --resume needs --checkpoint-dir");
   check_train_step_options(o.step);
-  if (!o.checkpoint_dir.empty() && o.writer) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.checkpoint_dir, ec);
-    LG_USER_CHECK(!ec && std::filesystem::is_directory(o.checkpoint_dir),
-                  "train: cannot create --checkpoint-dir ", o.checkpoint_dir, ": ",
-                  ec ? ec.message() : "a file of that name exists", "; give a directory you can write");
-  }
+  if (!o.checkpoint_dir.empty() && o.writer) nn::make_directories(o.checkpoint_dir, "--checkpoint-dir");
 }
 
 namespace {

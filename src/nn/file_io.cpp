@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include "base/error.h"
 
@@ -46,6 +47,15 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
   LG_USER_CHECK(synced, "write ", path, ": fsync failed: ", err);
   LG_USER_CHECK(::rename(tmp.c_str(), path.c_str()) == 0, "write ", path, ": rename failed: ", errno_str());
   fsync_dir(std::filesystem::path(path).parent_path().string());
+}
+
+void make_directories(const std::string& dir, const std::string& what) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!ec && !std::filesystem::is_directory(dir, ec)) ec = std::make_error_code(std::errc::not_a_directory);
+  if (!ec && ::access(dir.c_str(), W_OK) != 0) ec = std::error_code(errno, std::generic_category());
+  LG_USER_CHECK(!ec, "cannot create ", what, " ", dir, ": ", ec.message(),
+                "; give a directory you can write");
 }
 
 std::string read_file(const std::string& path) {

@@ -42,6 +42,7 @@ grep -q '^model ' "$tmp/out" && fail "a model was built before the missing datas
 echo "a file" >"$tmp/file"
 expect "cannot create --checkpoint-dir $tmp/file/ckpt: Not a directory; give a directory you can write" \
   --checkpoint-dir "$tmp/file/ckpt"
+expect "cannot create --save-hf $tmp/file/hf: Not a directory" --save-hf "$tmp/file/hf"
 [ "$(cat "$tmp/file")" = "a file" ] || fail "the file in the way was changed"
 "$lazygrad" preprocess --workers 0 --input x --tokenizer y --output-prefix z >"$tmp/out" 2>&1 && fail "preprocess --workers 0 exited 0"
 grep -qF -- '--workers: must be a positive whole number, got 0' "$tmp/out" || fail "preprocess --workers 0: $(cat "$tmp/out")"

@@ -5,9 +5,11 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 #include "base/error.h"
 #include "nn/checkpoint.h"
+#include "nn/file_io.h"
 #include "nn/layers.h"
 #include "nn/lr_schedule.h"
 #include "nn/safetensors.h"
@@ -189,6 +191,29 @@ TEST(Checkpoint, MismatchedModelIsAUserErrorNamingTheTensor) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("model tensors saved"), std::string::npos) << e.what();
   }
+}
+
+// make_directories: parents created, an existing directory kept, and a path that cannot be one
+// (under a regular file, or the file itself) a user error naming the option and the path.
+TEST(FileIo, MakeDirectoriesCreatesOrNamesWhatIsInTheWay) {
+  fs::path root = temp_dir("make_directories");
+  fs::path nested = root / "a" / "b";
+  make_directories(nested.string(), "--checkpoint-dir");
+  EXPECT_TRUE(fs::is_directory(nested));
+  make_directories(nested.string(), "--checkpoint-dir");  // exists: fine
+  fs::path file = root / "file";
+  std::ofstream(file) << "x";
+  for (const fs::path& bad : {file, file / "sub"}) {
+    try {
+      make_directories(bad.string(), "--save-hf");
+      FAIL() << "expected an error for " << bad;
+    } catch (const Error& e) {
+      std::string m = e.what();
+      EXPECT_NE(m.find("cannot create --save-hf " + bad.string() + ": "), std::string::npos) << m;
+      EXPECT_NE(m.find("give a directory you can write"), std::string::npos) << m;
+    }
+  }
+  EXPECT_TRUE(fs::is_regular_file(file));
 }
 
 }  // namespace
