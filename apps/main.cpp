@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "apps/commands.h"
+#include "base/config.h"
 #include "base/error.h"
 #include "dist/launch.h"
 
@@ -18,6 +19,8 @@ int main(int argc, char** argv) {
   lg::apps::add_bench_command(app);
   lg::apps::add_train_command(app);
   lg::apps::add_mlperf_command(app);
+  // The environment's knobs are checked once the command line is, before any subcommand prints.
+  app.parse_complete_callback([] { lg::config(); });
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,7 +9,7 @@
 //           device, kernel, launches, seconds, and FLOPs and bytes per launch; tools/roofline.py)
 //   NOOPT   1 disables kernel optimizations
 //   DEVICE  default device for new tensors (CPU; INTERP is the reference interpreter)
-//   THREADS worker threads for devices that run kernels in parallel (0: one per core)
+//   THREADS worker threads for devices that run kernels in parallel (0: one per core; at most 1024)
 //   CACHE   0 disables the disk cache of compiled kernels (default 1)
 //   LAZYGRAD_CACHE_DIR  where compiled kernels are cached (default $XDG_CACHE_HOME/lazygrad or
 //           ~/.cache/lazygrad)
@@ -94,7 +94,21 @@ void config_reload();
 // The CPU threads kernels run on: THREADS, else the machine's hardware threads (at least 1).
 int cpu_threads();
 
-// Integer environment variable with a default; a malformed value is a user error naming the variable.
+// The most THREADS may ask for: beyond it a pool's wakeups dwarf any kernel (100,000 threads hang).
+constexpr int kMaxThreads = 1024;
+
+// Integer environment variable with a default; a malformed value (not a whole number, or beyond int)
+// is a user error naming the variable.
 int env_int(const char* name, int fallback);
+
+// env_int within [lo, hi]; out of range is a user error that says what the variable is (meaning)
+// and its range (hi = INT_MAX: no upper bound).
+int env_int_in(const char* name, int fallback, int lo, int hi, const char* meaning);
+
+// A 0/1 switch; anything else is a user error. meaning completes "NAME=1 ...".
+bool env_flag(const char* name, bool fallback, const char* meaning);
+
+// A finite number of at least lo (strtod syntax); anything else is a user error.
+double env_double_at_least(const char* name, double fallback, double lo, const char* meaning);
 
 }  // namespace lg

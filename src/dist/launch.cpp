@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <cstdlib>
+#include <limits>
 
 #include "base/config.h"
 #include "base/error.h"
@@ -37,9 +38,14 @@ const Context& start() {
   MPI_Comm_size(MPI_COMM_WORLD, &ctx.size);
   if (ctx.size > 1) {
     LinkModel link;
-    if (const char* g = std::getenv("LAZYGRAD_SIM_LINK_GBPS")) link.gbps = std::atof(g);
-    link.latency_us = env_int("LAZYGRAD_SIM_LINK_US", 0);
-    set_transport(make_mpi_transport(env_int("LAZYGRAD_DIST_TIMEOUT", 300), link));
+    link.gbps = env_double_at_least("LAZYGRAD_SIM_LINK_GBPS", link.gbps, 0,
+                                    "the simulated link's GB/s (0: unlimited)");
+    link.latency_us = env_int_in("LAZYGRAD_SIM_LINK_US", 0, 0, std::numeric_limits<int>::max(),
+                                 "the simulated link's latency in microseconds");
+    set_transport(
+        make_mpi_transport(env_int_in("LAZYGRAD_DIST_TIMEOUT", 300, 1, std::numeric_limits<int>::max(),
+                                      "the seconds a process waits for the others"),
+                           link));
   }
   return ctx;
 }

@@ -46,4 +46,8 @@ expect "cannot create --save-hf $tmp/file/hf: Not a directory" --save-hf "$tmp/f
 [ "$(cat "$tmp/file")" = "a file" ] || fail "the file in the way was changed"
 "$lazygrad" preprocess --workers 0 --input x --tokenizer y --output-prefix z >"$tmp/out" 2>&1 && fail "preprocess --workers 0 exited 0"
 grep -qF -- '--workers: must be a positive whole number, got 0' "$tmp/out" || fail "preprocess --workers 0: $(cat "$tmp/out")"
+# environment knobs out of range (base/config.h): refused before anything runs; THREADS=100000 hung
+THREADS=100000 expect 'environment variable THREADS=100000 is out of range'
+NOOPT=2 expect 'environment variable NOOPT=2 is not 0 or 1'
+SPEC=9 expect 'SPEC is the graph checks (0 none, 1 at stage boundaries, 2 after every rewrite), from 0 to 2'
 echo "cli train error checks passed"
