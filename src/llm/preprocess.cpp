@@ -9,6 +9,7 @@
 #include "llm/indexed_dataset.h"
 #include "llm/line_reader.h"
 #include "llm/thread_pool.h"
+#include "nn/file_io.h"
 
 namespace lg::llm {
 namespace {
@@ -88,6 +89,18 @@ void write_chunk(const std::vector<Line>& lines, size_t n, const std::string& pa
   }
 }
 
+// "a.jsonl, b.jsonl" for the error of an input without documents.
+std::string join_inputs(const std::vector<std::string>& inputs) {
+  std::string out;
+  for (const std::string& path : inputs) out += (out.empty() ? "" : ", ") + path;
+  return out;
+}
+
+// ", the first: FILE:LINE: REASON" when a bad line was seen.
+std::string bad_hint(const PreprocessStats& stats) {
+  return stats.bad_examples.empty() ? "" : ", the first: " + stats.bad_examples.front();
+}
+
 }  // namespace
 
 std::string document_prefix(const std::string& output_prefix) { return output_prefix + "_text_document"; }
@@ -100,6 +113,9 @@ PreprocessStats preprocess(const PreprocessOptions& options, const Tokenizer& to
   LG_USER_CHECK(options.workers >= 1, "preprocess: --workers must be at least 1, got ", options.workers);
   LG_USER_CHECK(!options.append_eod || tokenizer.eos_id() >= 0,
                 "preprocess: --append-eod needs an <|end_of_text|> token, which this tokenizer lacks");
+  // the prefix's directory is made as `mkdir -p` would (an empty parent: the working directory)
+  if (std::string dir = std::filesystem::path(options.output_prefix).parent_path().string(); !dir.empty())
+    nn::make_directories(dir, "the directory of --output-prefix");
   auto start = std::chrono::steady_clock::now();
   PreprocessStats stats;
   IndexedDatasetWriter writer(document_prefix(options.output_prefix), token_dtype_for_vocab(tokenizer.vocab_size()));
@@ -120,6 +136,10 @@ PreprocessStats preprocess(const PreprocessOptions& options, const Tokenizer& to
       std::swap(current, next);
     }
   }
+  // a dataset without documents would fail only when training samples from it: nothing is written
+  LG_USER_CHECK(stats.documents > 0, "preprocess: no documents in --input ", join_inputs(options.inputs),
+                " (", stats.lines, " lines: ", stats.empty, " empty, ", stats.bad, " bad", bad_hint(stats),
+                "); nothing written. Each line must be a JSON object with a non-empty string field \"text\"");
   writer.finish();
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return stats;

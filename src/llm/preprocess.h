@@ -31,7 +31,8 @@ struct PreprocessStats {
 std::string document_prefix(const std::string& output_prefix);
 
 // Runs the conversion; progress (if set) is called after each chunk of lines. Output files appear
-// only when complete. User errors name the file and line.
+// only when complete; the output prefix's directory is created. User errors name the file and line;
+// inputs without a single document are an error (nothing is written).
 PreprocessStats preprocess(const PreprocessOptions& options, const Tokenizer& tokenizer,
                            const std::function<void(const PreprocessStats&)>& progress = {});
 

@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "base/error.h"
+#include "common/user_error.h"
 #include "data_paths.h"
 #include "llm/indexed_dataset.h"
 #include "llm/preprocess.h"
@@ -110,6 +111,39 @@ TEST_F(Preprocess, ReadsGzipInputAndRejectsTruncatedGzip) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("in.jsonl.gz"), std::string::npos) << e.what();
   }
+}
+
+TEST_F(Preprocess, InputsWithoutDocumentsAreAnErrorAndWriteNothing) {
+  fs::path empty = dir_ / "empty.jsonl", bad = dir_ / "bad.jsonl";
+  std::ofstream(empty, std::ios::binary) << "";
+  std::ofstream(bad, std::ios::binary) << "{\"text\": \"\"}\n{\"txt\": \"x\"}\nnope\n";
+  PreprocessOptions o = options(empty.string());
+  EXPECT_EQ(
+      testing_util::error_of([&] { preprocess(o, tok_); }),
+      "preprocess: no documents in --input " + empty.string() +
+          " (0 lines: 0 empty, 0 bad); nothing written. Each line must be a JSON object with a non-empty "
+          "string field \"text\"");
+  o.inputs = {empty.string(), bad.string()};
+  EXPECT_EQ(testing_util::error_of([&] { preprocess(o, tok_); }),
+            "preprocess: no documents in --input " + empty.string() + ", " + bad.string() +
+                " (3 lines: 1 empty, 2 bad, the first: " + bad.string() +
+                ":2: no string field \"text\"); nothing written. Each line must be a JSON object with a "
+                "non-empty string field \"text\"");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 2);  // only the inputs
+}
+
+TEST_F(Preprocess, CreatesTheDirectoryOfTheOutputPrefix) {
+  fs::path in = dir_ / "in.jsonl";
+  std::ofstream(in, std::ios::binary) << "{\"text\": \"c\"}\n";
+  PreprocessOptions o = options(in.string());
+  o.output_prefix = (dir_ / "a" / "b" / "c4").string();
+  preprocess(o, tok_);
+  EXPECT_EQ(IndexedDataset(document_prefix(o.output_prefix)).size(), 1u);
+  std::ofstream(dir_ / "file") << "x";
+  o.output_prefix = (dir_ / "file" / "c4").string();
+  EXPECT_EQ(testing_util::error_of([&] { preprocess(o, tok_); }),
+            "cannot create the directory of --output-prefix " + (dir_ / "file").string() +
+                ": Not a directory; give a directory you can write");
 }
 
 TEST_F(Preprocess, WorkerCountDoesNotChangeTheOutput) {
