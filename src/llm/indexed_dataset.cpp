@@ -68,6 +68,12 @@ TokenDtype token_dtype_for_vocab(int64_t vocab_size) { return vocab_size >= 6550
 std::string bin_path(const std::string& prefix) { return prefix + ".bin"; }
 std::string idx_path(const std::string& prefix) { return prefix + ".idx"; }
 
+void require_dataset_files(const std::string& who, const std::string& prefix, const std::string& hint) {
+  for (const std::string& file : {idx_path(prefix), bin_path(prefix)})
+    LG_USER_CHECK(std::filesystem::is_regular_file(file), who, " ", prefix, ": no file ", file, " (", hint,
+                  ")");
+}
+
 std::vector<uint8_t> encode_index(TokenDtype dtype, std::span<const int32_t> lengths) {
   std::vector<uint8_t> out(kMagic, kMagic + sizeof(kMagic));
   const uint64_t n = lengths.size();

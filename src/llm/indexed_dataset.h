@@ -33,6 +33,12 @@ TokenDtype token_dtype_for_vocab(int64_t vocab_size);  // I32 at 65,500 and abov
 // "P.bin" and "P.idx" of a dataset prefix P (e.g. "data/brown/brown-train_text_document").
 std::string bin_path(const std::string& prefix);
 std::string idx_path(const std::string& prefix);
+// Checks that both files of the dataset prefix exist before any work starts; a user error
+// "<who> <prefix>: no file <file> (<hint>)" otherwise (who: e.g. "train: --train-data").
+void require_dataset_files(const std::string& who, const std::string& prefix,
+                           const std::string& hint =
+                               "a dataset is a .bin and an .idx with the same prefix; "
+                               "make one with `lazygrad preprocess`");
 
 // The .idx bytes for the given sequence lengths (offsets are the running sums; one document per
 // sequence).

@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "llm/batch_iterator.h"
+#include "llm/indexed_dataset.h"
 #include "llm/mllog.h"
 #include "llm/synthetic.h"
 #include "llm/train_step.h"
@@ -26,15 +27,25 @@ void MlperfConfig::validate() const {
                 " must be in [1, the model's max_seq_len ", model.max_seq_len, "]");
   LG_USER_CHECK(global_batch > 0 && grad_accum > 0 && global_batch % grad_accum == 0, "mlperf: --batch ",
                 global_batch, " must be a positive multiple of --accum ", grad_accum);
-  LG_USER_CHECK(lr > 0, "mlperf: --lr must be positive");
-  LG_USER_CHECK(warmup >= 0 && warmup < max_steps, "mlperf: --warmup must be in [0, max_steps)");
-  LG_USER_CHECK(eval_every > 0 && eval_samples > 0, "mlperf: --eval-every and --eval-samples must be positive");
-  LG_USER_CHECK(target > 0, "mlperf: --target (a log perplexity) must be positive, got ", target);
+  LG_USER_CHECK(std::isfinite(lr) && lr > 0, "mlperf: --lr must be positive, got ", lr);
+  LG_USER_CHECK(warmup >= 0 && warmup < max_steps, "mlperf: --warmup must be in [0, ", max_steps, "), got ",
+                warmup);
+  LG_USER_CHECK(eval_every > 0, "mlperf: --eval-every must be positive (training sequences), got ",
+                eval_every);
+  LG_USER_CHECK(eval_samples > 0, "mlperf: --eval-samples must be positive (sequences), got ", eval_samples);
+  LG_USER_CHECK(std::isfinite(target) && target > 0,
+                "mlperf: --target (a log perplexity) must be positive, got ", target);
   LG_USER_CHECK(max_samples >= 0, "mlperf: --max-samples must be 0 (no budget) or positive, got ",
                 max_samples);
   LG_USER_CHECK(dtype == "bf16" || dtype == "fp32", "mlperf: --dtype must be bf16 or fp32, got ", dtype);
   LG_USER_CHECK(!train_prefix.empty() && !eval_prefix.empty(),
                 "mlperf: give --train-data and --eval-data (Megatron dataset prefixes)");
+  // before the log starts: a preset's data comes from scripts/fetch_data.sh, under --data-dir
+  const std::string hint =
+      "give --train-data/--eval-data PREFIX, or fetch the preset's data with "
+      "`bash scripts/fetch_data.sh` and point --data-dir at it";
+  require_dataset_files("mlperf: training data", train_prefix, hint);
+  require_dataset_files("mlperf: evaluation data", eval_prefix, hint);
   LG_USER_CHECK(division == "closed" || division == "open", "mlperf: --division must be closed or open");
 }
 

@@ -47,14 +47,10 @@ void check_trainer_options(const TrainerOptions& o) {
       "train: --synthetic trains and evaluates on synthetic tokens; drop it to use --train-data/--eval-data");
   for (const auto& [flag, prefix] :
        {std::pair{"--train-data", o.train_prefix}, std::pair{"--eval-data", o.eval_prefix}}) {
-    if (prefix.empty()) continue;
-    for (const std::string& file : {idx_path(prefix), bin_path(prefix)})
-      LG_USER_CHECK(
-          std::filesystem::is_regular_file(file), "train: ", flag, " ", prefix, ": no file ", file,
-          " (a dataset is a .bin and an .idx with the same prefix; make one with `lazygrad preprocess`)");
+    if (!prefix.empty()) require_dataset_files(std::string("train: ") + flag, prefix);
   }
   LG_USER_CHECK(o.steps > 0, "train: --steps must be positive, got ", o.steps);
-  LG_USER_CHECK(o.lr > 0, "train: --lr must be positive, got ", o.lr);
+  LG_USER_CHECK(std::isfinite(o.lr) && o.lr > 0, "train: --lr must be positive, got ", o.lr);
   LG_USER_CHECK(o.schedule_steps >= 0, "train: --schedule-steps must be 0 (--steps) or positive, got ",
                 o.schedule_steps);
   make_schedule(o);

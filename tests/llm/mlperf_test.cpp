@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -94,6 +96,26 @@ TEST(Mlperf, PresetsAndValidation) {
               bad.validate();
             }).find("--max-samples must be 0 (no budget) or positive, got -5"),
             std::string::npos);
+  bad = mini;
+  bad.lr = std::numeric_limits<double>::infinity();
+  EXPECT_NE(testing_util::error_of([&] { bad.validate(); }).find("--lr must be positive, got inf"),
+            std::string::npos);
+  bad = mini;
+  bad.target = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_NE(
+      testing_util::error_of([&] { bad.validate(); }).find("--target (a log perplexity) must be positive"),
+      std::string::npos);
+  bad = mini;
+  bad.warmup = -2;
+  EXPECT_NE(testing_util::error_of([&] { bad.validate(); }).find("--warmup must be in [0, "),
+            std::string::npos);
+  // the data is checked before a log starts, with where the preset's data comes from
+  MlperfConfig nodata = mlperf_preset("mini", "/nonexistent");
+  EXPECT_EQ(
+      testing_util::error_of([&] { nodata.validate(); }),
+      "mlperf: training data /nonexistent/brown/brown-train_text_document: no file "
+      "/nonexistent/brown/brown-train_text_document.idx (give --train-data/--eval-data PREFIX, or fetch the "
+      "preset's data with `bash scripts/fetch_data.sh` and point --data-dir at it)");
 }
 
 // A micro model on the fetched Brown corpus: the whole log of a compliant run, in order.
