@@ -164,11 +164,18 @@ void run_train(TrainArgs& a) {
     metrics.write(e);
     if (e["event"] != "summary") console.event(e);
   });
-  std::printf("done: %lld steps (%s), loss %.4f -> %.4f", summary["steps"].get<long long>(),
-              summary["status"].get<std::string>().c_str(), summary["first_loss"].get<double>(),
-              summary["last_loss"].get<double>());
+  const bool trained = summary["steps_run"].get<long long>() > 0;
+  if (trained)
+    std::printf("done: %lld steps (%s), loss %.4f -> %.4f", summary["steps"].get<long long>(),
+                summary["status"].get<std::string>().c_str(), summary["first_loss"].get<double>(),
+                summary["last_loss"].get<double>());
+  else
+    std::printf("done: nothing to train: resumed at step %lld, --steps is %lld",
+                summary["steps"].get<long long>(), static_cast<long long>(o.steps));
   if (!summary["eval_loss"].is_null()) std::printf(", eval loss %.4f", summary["eval_loss"].get<double>());
-  if (timed)
+  if (!trained)
+    std::printf("\n");
+  else if (timed)
     std::printf("\nsteady state: median step %.3f s, %.0f tokens/s, MFU %.2f%% of %.0f GFLOP/s\n",
                 summary["median_step_s"].get<double>(), summary["tokens_per_s"].get<double>(),
                 100 * summary["mfu"].get<double>(), summary["peak_flops"].get<double>() / 1e9);

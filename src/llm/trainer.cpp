@@ -137,7 +137,15 @@ json train(Llama& model, const TrainerOptions& o, const TrainEvent& report) {
   if (o.resume) {
     if (std::optional<std::string> dir = ckpt->latest()) {
       nn::ParamList masters = ts.masters();
-      nn::TrainProgress p = nn::CheckpointManager::load(*dir, masters, ts.optimizer());
+      nn::TrainProgress p;
+      try {
+        p = nn::CheckpointManager::load(*dir, masters, ts.optimizer());
+      } catch (const Error& e) {  // a damaged newest checkpoint: say which older one a resume could use
+        std::vector<std::string> all = ckpt->list();
+        user_error("train: --resume: cannot load the newest checkpoint ", *dir, ": ", e.what(), "; ",
+                   all.size() > 1 ? "move it out of --checkpoint-dir to resume from " + all[all.size() - 2]
+                                  : std::string("it is the only one: train without --resume to start over"));
+      }
       ts.refresh_compute();
       step = p.step;
       data_position = static_cast<uint64_t>(p.data_position);
@@ -218,6 +226,7 @@ json train(Llama& model, const TrainerOptions& o, const TrainEvent& report) {
   double tps = med > 0 ? static_cast<double>(tokens_per_step) / med : 0;
   json summary = {{"event", "summary"},
                   {"steps", step},
+                  {"steps_run", step - first_step},  // 0: resumed at or past --steps, nothing trained
                   {"status", status},
                   {"first_loss", first_loss},
                   {"last_loss", last_loss},

@@ -98,6 +98,43 @@ TEST(Trainer, ResumeContinuesBitIdentically) {
   std::filesystem::remove_all(dir);
 }
 
+// Resuming at or past --steps trains nothing (a rerun of a finished job exits cleanly); a damaged
+// newest checkpoint names itself and the older one a resume could use.
+TEST(Trainer, ResumeAtTheEndTrainsNothingAndADamagedCheckpointIsNamed) {
+  auto dir = testing::fresh_temp_dir("trainer_resume_end");
+  TrainerOptions o = synthetic(4);
+  o.checkpoint_dir = dir.string();
+  o.save_every = 2;
+  o.eval_samples = 0;
+  Tensor::manual_seed(33);
+  Llama a(micro());
+  EXPECT_EQ(run(a, o).summary["steps_run"], 4);
+
+  o.resume = true;
+  o.steps = 3;
+  Outcome again = run(a, o);
+  EXPECT_EQ(again.summary["steps"], 4);
+  EXPECT_EQ(again.summary["steps_run"], 0);
+  EXPECT_EQ(again.summary["status"], "completed");
+  EXPECT_TRUE(step_losses(again).empty());
+  for (const json& e : again.events) EXPECT_NE(e["event"], "checkpoint");  // nothing new saved
+
+  std::filesystem::resize_file(dir / "step_00000004" / "model.safetensors", 100);
+  o.steps = 6;
+  std::string err = testing_util::error_of([&] { run(a, o); });
+  EXPECT_NE(err.find("train: --resume: cannot load the newest checkpoint " +
+                     (dir / "step_00000004").string() + ": safetensors "),
+            std::string::npos)
+      << err;
+  EXPECT_NE(err.find("; move it out of --checkpoint-dir to resume from " + (dir / "step_00000002").string()),
+            std::string::npos)
+      << err;
+  std::filesystem::remove_all(dir / "step_00000002");
+  err = testing_util::error_of([&] { run(a, o); });
+  EXPECT_NE(err.find("it is the only one: train without --resume to start over"), std::string::npos) << err;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(Trainer, BadOptionsAreUserErrors) {
   Tensor::manual_seed(33);
   Llama m(micro());
