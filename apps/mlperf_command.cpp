@@ -10,12 +10,14 @@
 #include <random>
 #include <string>
 
+#include "apps/cli_validators.h"
 #include "apps/commands.h"
 #include "base/config.h"
 #include "base/error.h"
 #include "dist/launch.h"
 #include "llm/mllog.h"
 #include "llm/mlperf.h"
+#include "llm/mlperf_progress.h"
 #include "nn/file_io.h"
 
 namespace lg::apps {
@@ -33,6 +35,7 @@ struct MlperfArgs {
   std::optional<uint64_t> seed;
   std::optional<std::string> train, eval, dtype;
   std::string devices;
+  double progress_s = 10;  // seconds between progress lines on stderr (0: none)
 };
 
 std::string default_log_dir(const std::string& preset) {
@@ -98,7 +101,8 @@ void run(const MlperfArgs& a) {
     if (a.seed) c.seed = *a.seed + static_cast<uint64_t>(i);
     else if (ctx.size > 1) c.seed = dist::broadcast(std::random_device{}());  // every process trains alike
     std::string log = dir + "/result_" + std::to_string(i) + ".txt";
-    llm::MlperfResult r = llm::run_mlperf(c, log);
+    llm::MlperfProgressPrinter progress(i, c, base.writer ? a.progress_s : 0, stderr);
+    llm::MlperfResult r = llm::run_mlperf(c, log, std::ref(progress));
     nlohmann::json evals = nlohmann::json::array();
     for (auto [s, l] : r.evals) evals.push_back({{"samples", s}, {"eval_accuracy", l}});
     summary["runs"].push_back({{"log", log},
@@ -134,6 +138,12 @@ void add_mlperf_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("mlperf", "run the MLPerf llama31_8b benchmark (or its mini version) and time it");
   cmd->add_option("--preset", a->preset, "mini (bundled Brown corpus, 2 cores) or llama31_8b")->capture_default_str();
   cmd->add_option("--runs", a->runs, "runs with different seeds (the score is their olympic mean)")->capture_default_str();
+  cmd->add_option(
+         "--progress", a->progress_s,
+         "seconds between training progress lines on stderr, which also gets a line per warm-up step "
+         "and evaluation (0: no progress lines)")
+      ->check(at_least(0, "0 or more seconds"))
+      ->capture_default_str();
   cmd->add_option("--log-dir", a->log_dir, "where result_<n>.txt and summary.json go (default logs/mlperf-<preset>-<time>)");
   cmd->add_option("--data-dir", a->data_dir, "root of the fetched data (scripts/fetch_data.sh)")->capture_default_str();
   cmd->add_option("--train-data", a->train, "training data: Megatron PREFIX (default: the preset's)");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <filesystem>
@@ -139,8 +140,18 @@ std::vector<HostBatch> host(const std::vector<Batch>& v) {
 
 }  // namespace
 
-MlperfResult run_mlperf(const MlperfConfig& c, const std::string& log_path) {
+MlperfResult run_mlperf(const MlperfConfig& c, const std::string& log_path,
+                        const MlperfProgressFn& progress) {
   c.validate();
+  using Phase = MlperfProgress::Phase;
+  auto since = [](std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  auto report = [&](Phase phase, int64_t step, int64_t samples, int64_t next_eval, double loss,
+                    double seconds) {
+    if (progress) progress({phase, step, samples, next_eval, loss, seconds});
+  };
+  const auto init_t0 = std::chrono::steady_clock::now();
   MLLogger log(c.writer ? log_path : "", c.writer);
   MlperfResult r;
   r.seed = c.seed ? *c.seed : std::random_device{}();
@@ -198,7 +209,11 @@ MlperfResult run_mlperf(const MlperfConfig& c, const std::string& log_path) {
   {
     auto synth = std::make_shared<SyntheticSource>(c.model.vocab_size, c.seq_len, r.seed);
     BatchIterator it(synth, mb);
-    for (int64_t s = 0; s < c.warmup_steps; s++) ts.step(host(take(it, c.grad_accum, "synthetic")), 0.0);
+    report(Phase::Init, 0, 0, 0, 0, since(init_t0));
+    for (int64_t s = 0; s < c.warmup_steps; s++) {
+      ts.step(host(take(it, c.grad_accum, "synthetic")), 0.0);
+      report(Phase::Init, s + 1, 0, 0, 0, since(init_t0));
+    }
     for (int i = 0; i < 3; i++) ts.eval_loss_sum(host(take(it, 1, "synthetic"))[0]);
     ts.reset_optimizer();
   }
@@ -208,6 +223,7 @@ MlperfResult run_mlperf(const MlperfConfig& c, const std::string& log_path) {
   SignalGuard signals;
   log.start("run_start");
   r.run_start_ms = MLLogger::now_ms();
+  const auto run_t0 = std::chrono::steady_clock::now();
   BatchIterator train_it(train_src, mb, 0);
   int64_t step = 0;
   auto abort_run = [&](const std::string& why) {
@@ -215,6 +231,7 @@ MlperfResult run_mlperf(const MlperfConfig& c, const std::string& log_path) {
   };
   while (r.status.empty()) {
     log.start("block_start", nullptr, {{"samples_count", r.samples}});
+    const int64_t block_end = r.samples + steps_per_block * c.global_batch;
     for (int64_t s = 0; s < steps_per_block && r.status.empty(); s++) {
       if (int sig = SignalGuard::stop()) {
         abort_run(sig == SIGINT ? "SIGINT" : "SIGTERM");
@@ -224,6 +241,7 @@ MlperfResult run_mlperf(const MlperfConfig& c, const std::string& log_path) {
       step++;
       r.samples += c.global_batch;
       if (!std::isfinite(sr.loss)) abort_run("training loss is not finite at step " + std::to_string(step));
+      report(Phase::Train, step, r.samples, block_end, sr.loss, since(run_t0));
     }
     log.end("block_stop", nullptr, {{"samples_count", r.samples}});
     if (!r.status.empty()) break;
@@ -235,6 +253,7 @@ MlperfResult run_mlperf(const MlperfConfig& c, const std::string& log_path) {
     r.evals.emplace_back(r.samples, loss);
     log.event("eval_accuracy", loss, {{"samples_count", r.samples}});
     log.end("eval_stop", nullptr, {{"samples_count", r.samples}});
+    report(Phase::Eval, step, r.samples, 0, loss, since(run_t0));
     if (!std::isfinite(loss)) abort_run("eval loss is not finite");
     else if (loss <= c.target) r.status = "success";
     else if (c.max_samples > 0 && r.samples >= c.max_samples)

@@ -11,6 +11,7 @@
 // Presets: "llama31_8b" (the real benchmark) and "mini" (the same rules at the scale of a 2-core
 // machine on the bundled Brown corpus, docs/mlperf.md).
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -62,8 +63,23 @@ struct MlperfResult {
   double minutes() const { return static_cast<double>(run_stop_ms - run_start_ms) / 60000.0; }
 };
 
-// Runs the benchmark once, logging to the console and to log_path ("" for the console only).
-MlperfResult run_mlperf(const MlperfConfig& config, const std::string& log_path);
+// What a run is doing, for progress lines between the log's events (a block of the real benchmark
+// is hundreds of steps with nothing logged). Reported once the model is built (Init, step 0), after
+// each warm-up step of init, each training step and each evaluation.
+struct MlperfProgress {
+  enum class Phase { Init, Train, Eval } phase = Phase::Init;
+  int64_t step = 0;       // Init: warm-up steps done (of warmup_steps); Train/Eval: training steps done
+  int64_t samples = 0;    // training sequences so far
+  int64_t next_eval = 0;  // Train: the samples count of the block's evaluation
+  double loss = 0;        // Train: the step's loss; Eval: eval_accuracy; Init: 0
+  double seconds = 0;     // since init_start (Init) or run_start (Train, Eval)
+};
+using MlperfProgressFn = std::function<void(const MlperfProgress&)>;
+
+// Runs the benchmark once, logging to the console and to log_path ("" for the console only);
+// progress, if set, is called as MlperfProgress says (it must not take long: it runs on the clock).
+MlperfResult run_mlperf(const MlperfConfig& config, const std::string& log_path,
+                        const MlperfProgressFn& progress = {});
 
 // Olympic mean of times to train: drops the fastest and the slowest when there are at least 3.
 double olympic_mean(std::vector<double> minutes);

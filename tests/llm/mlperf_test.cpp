@@ -137,8 +137,23 @@ TEST(Mlperf, CompliantRunReachesAnEasyTarget) {
   if (config().device == "INTERP") GTEST_SKIP() << "runs in the CPU. pass";
   auto dir = testing::fresh_temp_dir("mlperf_run");
   std::string log = (dir / "result_0.txt").string();
-  MlperfResult r = run_mlperf(micro_run(/*target=*/100.0, 0), log);
+  std::vector<MlperfProgress> progress;
+  MlperfResult r = run_mlperf(micro_run(/*target=*/100.0, 0), log,
+                              [&](const MlperfProgress& p) { progress.push_back(p); });
   EXPECT_EQ(r.status, "success");
+  // progress: the model built, 2 warm-up steps, 2 training steps (4 samples), the evaluation
+  ASSERT_EQ(progress.size(), 6u);
+  using Phase = MlperfProgress::Phase;
+  for (int i = 0; i < 3; i++) EXPECT_EQ(progress[i].phase, Phase::Init) << i;
+  EXPECT_EQ(progress[2].step, 2);
+  EXPECT_EQ(progress[3].phase, Phase::Train);
+  EXPECT_EQ(progress[4].step, 2);
+  EXPECT_EQ(progress[4].samples, 4);
+  EXPECT_EQ(progress[4].next_eval, 4);
+  EXPECT_TRUE(std::isfinite(progress[4].loss) && progress[4].loss > 0);
+  EXPECT_EQ(progress[5].phase, Phase::Eval);
+  EXPECT_EQ(progress[5].loss, r.evals[0].second);
+  EXPECT_GE(progress[5].seconds, progress[4].seconds);
   EXPECT_EQ(r.samples, 4);  // one block of eval_every = 4 sequences
   ASSERT_EQ(r.evals.size(), 1u);
   EXPECT_NEAR(r.evals[0].second, std::log(128256.0), 0.5);
