@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <vector>
 
@@ -40,6 +41,15 @@ void run_allreduce_bench(const AllreduceBenchOptions& o) {
   std::vector<std::string> global = dist::global_devices(local);
   size_t n = global.size();
   LG_USER_CHECK(n > 1, "bench allreduce: needs at least 2 devices (--devices CPU:0-1, or mpirun -np 2)");
+  // every option checked before the table starts
+  LG_USER_CHECK(o.repeats >= 1, "bench allreduce: --repeats must be at least 1, got ", o.repeats);
+  for (double mib : o.mib)
+    LG_USER_CHECK(std::isfinite(mib) && static_cast<int64_t>(mib * (1 << 20) / 4) >= static_cast<int64_t>(n),
+                  "bench allreduce: --mib ", mib, " must hold at least one float32 per device (", n,
+                  " devices)");
+  for (const std::string& algo : o.algos)
+    LG_USER_CHECK(algo == "naive" || algo == "ring" || algo == "all-to-all" || algo == "hierarchical",
+                  "bench allreduce: unknown algorithm ", algo, "; use naive, ring, all-to-all, hierarchical");
   Config saved = config();
   std::printf("allreduce over %zu devices (%d process%s x %zu), float32; bus bandwidth = 2(n-1)/n x bytes / time\n",
               n, ctx.size, ctx.size == 1 ? "" : "es", local.size());
@@ -100,10 +110,11 @@ void run_allreduce_bench(const AllreduceBenchOptions& o) {
       LG_USER_CHECK(got[0] == expect, "bench allreduce: ", algo, " gave ", got[0], " where ", expect, " was expected");
       double s = median(t);
       if (ctx.size > 1)
-        std::printf("%-13s %9.0f %10.2f %10.2f %12.2f %12.2f %6.2fx\n", algo.c_str(), mib, s * 1e3, bus / s / 1e9,
-                    mpi_s * 1e3, bus / mpi_s / 1e9, mpi_s / s);
+        std::printf("%-13s %9g %10.2f %10.2f %12.2f %12.2f %6.2fx\n", algo.c_str(), mib, s * 1e3,
+                    bus / s / 1e9, mpi_s * 1e3, bus / mpi_s / 1e9, mpi_s / s);
       else
-        std::printf("%-13s %9.0f %10.2f %10.2f %12s %12s %7s\n", algo.c_str(), mib, s * 1e3, bus / s / 1e9, "-", "-", "-");
+        std::printf("%-13s %9g %10.2f %10.2f %12s %12s %7s\n", algo.c_str(), mib, s * 1e3, bus / s / 1e9, "-",
+                    "-", "-");
       std::fflush(stdout);
     }
   }

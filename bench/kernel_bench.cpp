@@ -210,6 +210,7 @@ void run_kernel_bench(const KernelBenchOptions& o) {
                 "bench: --only takes matmul, add or softmax, not '", o.only, "'");
   LG_USER_CHECK(o.repeats >= 1 && o.warmup >= 1, "bench: --repeats and --warmup must be at least 1");
   LG_USER_CHECK(o.mib > 0 && o.softmax_cols > 0, "bench: --mib must be positive");
+  LG_USER_CHECK(o.budget_s > 0, "bench: --budget must be positive seconds, got ", o.budget_s);
   OpenBlas blas = load_openblas(o.blas_core);
   std::printf(
       "lazygrad: device %s, %d threads. OpenBLAS core %s (OPENBLAS_CORETYPE=%s, --blas-core %s; %s), "

@@ -67,6 +67,7 @@ double triad_gbs(int64_t n, const OptimizerBenchOptions& o) {
 
 void run_optimizer_bench(const OptimizerBenchOptions& o) {
   LG_USER_CHECK(o.repeats >= 1, "bench optimizer: --repeats must be at least 1");
+  LG_USER_CHECK(o.budget_s > 0, "bench optimizer: --budget must be positive seconds, got ", o.budget_s);
   LG_USER_CHECK(!o.params.empty(), "bench optimizer: --params needs at least one size");
   std::string dev = canonical_device(o.device);
   bool cpu = dev.rfind("CPU", 0) == 0;

@@ -50,4 +50,17 @@ grep -qF -- '--workers: must be a positive whole number, got 0' "$tmp/out" || fa
 THREADS=100000 expect 'environment variable THREADS=100000 is out of range'
 NOOPT=2 expect 'environment variable NOOPT=2 is not 0 or 1'
 SPEC=9 expect 'SPEC is the graph checks (0 none, 1 at stage boundaries, 2 after every rewrite), from 0 to 2'
+# bench options out of range: refused before the table starts (a zero-size allreduce was an internal error)
+bench_expect() {
+  local message=$1
+  shift
+  "$lazygrad" bench "$@" >"$tmp/out" 2>&1 && fail "bench $* exited 0: $(cat "$tmp/out")"
+  grep -qF -- "$message" "$tmp/out" || fail "bench $*: expected \"$message\", got: $(cat "$tmp/out")"
+  grep -q '^algorithm' "$tmp/out" && fail "bench $* printed its table before the error: $(cat "$tmp/out")"
+  echo "ok: bench $* -> $message"
+}
+bench_expect '--mib 0 must hold at least one float32 per device (2 devices)' allreduce --mib 0
+bench_expect 'unknown algorithm foo' allreduce --algos foo
+bench_expect '--budget must be positive seconds, got -1' kernels --quick --budget -1
+bench_expect '--budget must be positive seconds, got 0' optimizer --budget 0
 echo "cli train error checks passed"
