@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `lazygrad train` with options out of range: each run must exit non-zero before building a model,
-# with one error line that names the option (and the value given), never an abort.
+# `lazygrad train` with options (and environment knobs) out of range: each run must exit non-zero
+# before building a model, with one error line that names the option (and the value given), never an
+# abort. Also `preprocess --workers 0` and `bench` options, which must fail before any output.
 # usage: cli_train_errors_test.sh LAZYGRAD
 set -uo pipefail
 lazygrad=$1
