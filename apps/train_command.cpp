@@ -200,10 +200,20 @@ void add_train_command(CLI::App& app) {
   llm::TrainerOptions& o = a->o;
   auto* cmd = app.add_subcommand("train", "train a Llama model (synthetic data or a Megatron dataset)");
   const CLI::Validator positive = at_least(1, "a positive whole number");
-  cmd->add_option("--model,--config", a->model, "preset (tiny, small, llama3.1-8b, ...), config.json, or lazygrad JSON config")
-      ->capture_default_str();
-  cmd->add_option("--set", a->sets, "override a model field, KEY=VALUE (dim, layers, heads, kv_heads, ffn_dim, vocab, ...)");
-  cmd->add_option("--init-from", a->init_from, "start from a Hugging Face checkpoint directory instead of random weights");
+  CLI::Option* model_opt =
+      cmd->add_option("--model,--config", a->model,
+                      "preset (tiny, small, llama3.1-8b, ...), config.json, or lazygrad JSON config")
+          ->capture_default_str();
+  CLI::Option* set_opt = cmd->add_option(
+      "--set", a->sets,
+      "override a model field, KEY=VALUE (dim, layers, heads, kv_heads, ffn_dim, vocab, ...)");
+  // the checkpoint's config.json is the model: a --model or --set beside it would be ignored
+  cmd->add_option(
+         "--init-from", a->init_from,
+         "start from a Hugging Face checkpoint directory instead of random weights (its config.json is "
+         "the model: not with --model or --set)")
+      ->excludes(model_opt)
+      ->excludes(set_opt);
   cmd->add_option("--save-hf", a->save_hf, "at the end, save the model as a Hugging Face checkpoint directory");
   cmd->add_option("--seq", o.step.seq_len, "sequence length")->capture_default_str()->check(positive);
   cmd->add_option("--batch", o.step.micro_batch, "micro-batch size (sequences)")

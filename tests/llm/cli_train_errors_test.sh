@@ -37,6 +37,7 @@ expect '(--bucket-mb) must be positive' --bucket-mb 0
 expect '--peak-tflops must be positive, got -1' --peak-tflops -1
 expect 'drop it to use --train-data/--eval-data' --train-data "$tmp/data"
 expect 'unknown optimizer "lion"' --optimizer lion
+expect '--model excludes --init-from' --init-from "$tmp"  # the checkpoint's config.json is the model
 "$lazygrad" train --model tiny --train-data "$tmp/none" --steps 1 >"$tmp/out" 2>&1 && fail "a missing dataset was accepted"
 grep -qF -- "--train-data $tmp/none: no file $tmp/none.idx" "$tmp/out" || fail "missing dataset: $(cat "$tmp/out")"
 grep -q '^model ' "$tmp/out" && fail "a model was built before the missing dataset was found: $(cat "$tmp/out")"
