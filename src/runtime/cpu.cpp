@@ -19,15 +19,12 @@
 #include "runtime/host_allocator.h"
 #include "runtime/host_cpu.h"
 #include "runtime/thread_pool.h"
+#include "runtime/tool_path.h"
 
 namespace lg {
 namespace {
 
 std::atomic<size_t> compiles{0};
-
-bool on_path(const std::string& exe) {
-  return std::system(("command -v " + exe + " >/dev/null 2>&1").c_str()) == 0;
-}
 
 // clang (or gcc) from the command line; flags keep IEEE semantics (no contraction into FMA, no
 // fast-math) so results match the interpreter, and -fwrapv makes signed overflow wrap as the IR says.
@@ -42,9 +39,9 @@ inline constexpr size_t kCheckLargeSource = 100 << 10;
 class CCompiler : public Compiler {
  public:
   explicit CCompiler(bool checking) : checking_(checking) {
-    cc_ = !config().cc.empty() ? config().cc : on_path("clang") ? "clang" : "gcc";
+    cc_ = !config().cc.empty() ? config().cc : !find_on_path("clang").empty() ? "clang" : "gcc";
     flags_ = "-march=native -mprefer-vector-width=512 -std=c11 -fPIC -ffp-contract=off -fwrapv -fno-math-errno -fno-strict-aliasing";
-    direct_link_ = on_path("ld");
+    direct_link_ = !find_on_path("ld").empty();
     if (config().debug >= 1)
       std::fprintf(stderr, "CPU compiler: %s -O2 %s for %s (linked by %s)%s\n", cc_.c_str(), flags_.c_str(),
                    host_cpu_signature().c_str(), direct_link_ ? "ld" : cc_.c_str(),
@@ -82,15 +79,10 @@ class CCompiler : public Compiler {
   std::string cc_, flags_;
   bool direct_link_ = false;
   std::string version() const {
-    static std::string v = [this] {
-      FILE* p = popen((cc_ + " --version 2>&1").c_str(), "r");
-      std::string out;
-      char buf[256];
-      if (p) {
-        if (fgets(buf, sizeof buf, p)) out = buf;
-        pclose(p);
-      }
-      return out;
+    static std::string v = [this] {  // the first line of `cc --version`, with its newline
+      std::string out = tool_output(cc_, "--version");
+      size_t nl = out.find('\n');
+      return nl == std::string::npos ? out : out.substr(0, nl + 1);
     }();
     return v;
   }

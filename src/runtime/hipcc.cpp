@@ -9,24 +9,27 @@
 
 #include "base/error.h"
 #include "runtime/file_text.h"
+#include "runtime/tool_path.h"
 
 namespace lg {
 namespace {
 
-std::string first_line_of(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[512];
-    while (fgets(buf, sizeof buf, p))
-      if (out.empty() && std::string(buf).find("version") != std::string::npos) out = buf;
-    pclose(p);
+// The first line of text that names a version (hipcc --version prints several tools' lines).
+std::string version_line(const std::string& text) {
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t nl = text.find('\n', at);
+    size_t end = nl == std::string::npos ? text.size() : nl + 1;
+    std::string line = text.substr(at, end - at);
+    if (line.find("version") != std::string::npos) return line;
+    at = end;
   }
-  return out;
+  return "";
 }
 
 }  // namespace
 
-bool hipcc_available() { return std::system("command -v hipcc >/dev/null 2>&1") == 0; }
+bool hipcc_available() { return !find_on_path("hipcc").empty(); }
 
 HipccCompiler::HipccCompiler(std::vector<std::string> archs) {
   LG_USER_CHECK(hipcc_available(), "HIP: hipcc is not on PATH (install ROCm, or Debian's hipcc package)");
@@ -36,7 +39,7 @@ HipccCompiler::HipccCompiler(std::vector<std::string> archs) {
     flags_ += " --offload-arch=" + a;
   }
   // The clang hipcc drives names the compiler's version.
-  key_ = "hipcc " + flags_ + " " + first_line_of("hipcc --version 2>/dev/null");
+  key_ = "hipcc " + flags_ + " " + version_line(tool_output("hipcc", "--version"));
 }
 
 std::vector<uint8_t> HipccCompiler::run(const std::string& source, std::string* message, std::string* command) const {
