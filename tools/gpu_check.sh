@@ -6,6 +6,16 @@
 #
 #   bash tools/gpu_check.sh [--build-dir DIR] [--layers N] [--seq N[,N...]] [--no-build] [--beam W]
 #                           [--also VAR=VALUE[,VAR=VALUE...]]... [--flash] [--profile] [--optimizer]
+#                           [--budget SECONDS] [--peak-tflops T] [--peak-gbs G] [--out DIR]
+#
+#   --out DIR   where the log, the table and the runs' outputs go (default: the build folder)
+#
+#   peaks       the GPU's dense bf16 peak and memory bandwidth from its name (nvidia-smi): H200 989
+#               TFLOP/s and 4800 GB/s, H100 SXM 989 and 3350, H100 PCIe 756 and 2000, H100 NVL and
+#               H200 NVL 835 (3900, 4800), GH200 989 and 4000, A100 312 (80 GB 2039, 40 GB 1555),
+#               L40S 362 and 864, L4 121 and 300; another GPU gets the H200's with a warning.
+#               --peak-tflops and --peak-gbs override them. The peak is the MFU's denominator,
+#               both are tools/roofline.py's (--profile); the table's first line names the GPU.
 #
 #   build       cmake + ninja into DIR (default build-gpu), RelWithDebInfo; with --no-build, DIR must hold
 #               lazygrad and tests/lg_tensor_tests built elsewhere (their kernel cache: DIR/kernel-cache)
@@ -42,16 +52,27 @@
 # Time limits: build 240 s (skipped with --no-build), harness 120, matmul 3 x 30 + 30, lazygrad step
 # 120 for the first sequence and 60 for a shorter one, PyTorch step 60: at most 8 minutes after the
 # build; --beam adds 3 x 60, each --also 3 x 30, --flash 210, --profile 90, --optimizer 30.
+# Order: harness, the default matmuls and cuBLAS, the Llama step and PyTorch's, then the extras
+# (--beam, each --also, --optimizer, --flash, --profile), so a short lease measures the targets first.
+# --budget SECONDS: a stage starts only if its time limit still fits in SECONDS after the script's
+# start (so the script ends within it; a stage that does not fit is "skipped (budget)" in the table).
+# The table is rewritten after every stage to gpu_check_table.md in --out (atomically): a script killed
+# from outside still leaves what it measured there.
 #
 # Environment: CUDA_PATH (default /usr/local/cuda), CUDA_ARCH (default: the GPU's), FLASH_ATTENTION=1
 # (the llama step with fused attention, docs/gpu.md; the table's step row names which it ran).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
-build=build-gpu layers=2 seqs=8192,2048 do_build=1 peak=989 beam=0 also=() flash=0 profile=0 optimizer=0
+build=build-gpu layers=2 seqs=8192,2048 do_build=1 beam=0 also=() flash=0 profile=0 optimizer=0
+budget=0 peak="" gbs="" outdir=""
 while [[ $# -gt 0 ]]; do
+  # every option but the flags takes a value
+  [[ $1 =~ ^--(build-dir|out|layers|seq|beam|budget|peak-tflops|peak-gbs|also)$ && $# -lt 2 ]] &&
+    { echo "gpu_check.sh: $1 needs a value (--help lists the options)" >&2; exit 2; }
   case $1 in
     --build-dir) build=$2; shift 2 ;;
+    --out) outdir=$2; shift 2 ;;
     --layers) layers=$2; shift 2 ;;
     --seq) seqs=$2; shift 2 ;;
     --no-build) do_build=0; shift ;;
@@ -59,6 +80,9 @@ while [[ $# -gt 0 ]]; do
     --profile) profile=1; shift ;;
     --optimizer) optimizer=1; shift ;;
     --beam) beam=$2; shift 2 ;;
+    --budget) budget=$2; shift 2 ;;
+    --peak-tflops) peak=$2; shift 2 ;;
+    --peak-gbs) gbs=$2; shift 2 ;;
     --also)
       [[ ${2:-} =~ ^[A-Z_][A-Z0-9_]*=[^[:space:],]+(,[A-Z_][A-Z0-9_]*=[^[:space:],]+)*$ ]] ||
         { echo "gpu_check.sh: --also takes VAR=VALUE[,VAR=VALUE...] (e.g. TC_RUN=0), got '${2:-}'" >&2; exit 2; }
@@ -69,10 +93,17 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $layers =~ ^[1-9][0-9]*$ && $seqs =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ && $beam =~ ^[0-9]+$ ]] ||
   { echo "gpu_check.sh: --layers takes a positive integer, --seq a list of them (8192,2048), --beam a width (0: off)" >&2; exit 2; }
+[[ $budget =~ ^[0-9]+$ ]] || { echo "gpu_check.sh: --budget takes whole seconds (0: no budget), got '$budget'" >&2; exit 2; }
+for v in "$peak" "$gbs"; do
+  [[ -z $v || $v =~ ^[0-9]+(\.[0-9]+)?$ && ! $v =~ ^0+(\.0+)?$ ]] ||
+    { echo "gpu_check.sh: --peak-tflops and --peak-gbs take a positive number, got '$v'" >&2; exit 2; }
+done
 
 build=$(realpath -m "$build")
-log=$build/gpu_check.log
-mkdir -p "$build"; : >"$log"
+outdir=$(realpath -m "${outdir:-$build}")
+log=$outdir/gpu_check.log
+table_file=$outdir/gpu_check_table.md
+mkdir -p "$build" "$outdir"; : >"$log"
 declare -A result
 say() { echo "== $*" | tee -a "$log"; }
 
@@ -80,7 +111,40 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >>"$log" 2>&1; then
   echo "gpu_check.sh: no NVIDIA GPU visible (nvidia-smi -L failed); this check needs one" >&2
   exit 1
 fi
+gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>>"$log" | head -1)
+gpu_mem=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader 2>>"$log" | head -1)
 nvidia-smi -L | head -1 | tee -a "$log"
+
+# Dense bf16 TFLOP/s and HBM GB/s by the GPU's name (vendor datasheets); "" when not known.
+gpu_peaks() {
+  case $1 in
+    *GH200*) echo "989 4000" ;;
+    *H200*NVL*) echo "835 4800" ;;
+    *H200*) echo "989 4800" ;;
+    *H100*NVL*) echo "835 3900" ;;
+    *H100*PCIe*) echo "756 2000" ;;
+    *H100*) echo "989 3350" ;;
+    *A100*40GB*) echo "312 1555" ;;
+    *A100*) echo "312 2039" ;;
+    *L40S*) echo "362 864" ;;
+    *L4) echo "121 300" ;;
+  esac
+}
+peaks_from="the ${gpu_name:-GPU}'s datasheet"
+read -r known_peak known_gbs <<<"$(gpu_peaks "$gpu_name")"
+if [[ -z ${known_peak:-} ]]; then
+  known_peak=989 known_gbs=4800
+  peaks_from="not known for '${gpu_name:-?}': an H200's assumed (give --peak-tflops and --peak-gbs)"
+  [[ -z $peak || -z $gbs ]] && echo "gpu_check.sh: warning: peaks $peaks_from" | tee -a "$log" >&2
+fi
+[[ -n $peak || -n $gbs ]] && peaks_from="given"
+peak=${peak:-$known_peak} gbs=${gbs:-$known_gbs}
+
+# --budget: a stage of at most $1 seconds starts only if it ends within the budget.
+t0=$SECONDS
+fits() { [[ $budget == 0 ]] || (( SECONDS - t0 + $1 <= budget )); }
+finished=()
+stage_done() { finished+=("$1 $((SECONDS - t0)) s"); write_table; }
 
 if [[ $do_build == 1 ]]; then
   say "build ($build)"
@@ -95,41 +159,100 @@ export LAZYGRAD_CACHE_DIR=${LAZYGRAD_CACHE_DIR:-$build/kernel-cache}
 # a folder from tools/gpu_bundle.sh carries the shared libraries the binaries were built against
 [[ -d $build/lib ]] && export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 
-say "op harness on CUDA"
-# The op harness only (ctest's cuda_op_harness adds the gradient tests; too long for this budget).
-timeout 120 bash tests/runtime/cuda_harness.sh "$lazygrad" "$build/tests/lg_tensor_tests" 'Ops/OpHarness.*:FlashAttention.*' >>"$log" 2>&1
-case $? in
-  0) result[harness]=pass ;;
-  77) result[harness]="skipped: no usable CUDA device (see $log)" ;;
-  124) result[harness]="timeout after 120 s (see $log)" ;;
-  *) result[harness]="FAIL (see $log)" ;;
-esac
+have_torch=0
+python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && have_torch=1
 
-say "bf16 matmul"
-declare -A lg_tflops torch_tflops
+declare -A lg_tflops check_failed torch_tflops opt_gbs attn
+seq="" tok_s="" mfu="" train_why="not run" longer=""
+torch_tok_s="not measured" torch_mfu=""
+flash_seq=${seqs%%,*} flash_tok_s="" flash_mfu="" flash_why="not run"
+profile_out=$outdir/gpu_check_profile.txt
+
+ratio() { [[ -n ${1:-} && -n ${2:-} ]] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }' || echo n/a; }
+
+# The table of what is measured so far (n/a: not measured; "skipped (budget)": not started).
+print_table() {
+  echo "GPU: ${gpu_name:-?} (${gpu_mem:-?}); peaks $peak TFLOP/s dense bf16, $gbs GB/s ($peaks_from)"
+  echo
+  echo "| check | lazygrad | cuBLAS (PyTorch) | ratio |"
+  echo "|---|---|---|---|"
+  echo "| op harness on CUDA | ${result[harness]:-n/a} | | |"
+  # one row per size, layout and run (the default, BEAM=W, each --also)
+  local labels=("") suffixes=("") r n t what k v
+  [[ $beam -gt 0 ]] && { labels+=(", BEAM=$beam"); suffixes+=(b); }
+  for i in "${!also[@]}"; do labels+=(", ${also[$i]}"); suffixes+=("x$((i + 1))"); done
+  for r in "${!labels[@]}"; do
+    for n in 4096 8192; do
+      for t in "" t a; do
+        what="a @ b"; [[ $t == t ]] && what="a @ W^T"; [[ $t == a ]] && what="a^T @ b"
+        k=$n$t${suffixes[$r]}
+        # measured and checked, measured but wrong (no value), or why it was not measured
+        v=${lg_tflops[$k]:-${result[matmul${suffixes[$r]}]:-n/a}}
+        [[ -n ${check_failed[$k]:-} ]] && v="check FAIL (see the log)"
+        echo "| bf16 matmul $n, $what${labels[$r]} (TFLOP/s) | $v | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[$k]:-}" "${torch_tflops[$n]:-}") |"
+      done
+    done
+  done
+  [[ $optimizer == 1 ]] &&
+    echo "| AdamW update, 1.49 B parameters, one kernel (GB/s at 30 B per parameter) | ${opt_gbs[fused]:-${result[optimizer]:-n/a}} | ${opt_gbs[apart]:-n/a} (lazygrad, a kernel per output) | $(ratio "${opt_gbs[fused]:-}" "${opt_gbs[apart]:-}") |"
+  local attention="matmul+softmax attention"; [[ ${FLASH_ATTENTION:-0} != 0 ]] && attention="fused attention"
+  echo "| llama3.1-8b, $layers layers, seq ${seq:-${seqs%%,*}}, bf16, $attention: tokens/s | ${tok_s:-n/a ($train_why)} | $torch_tok_s (PyTorch) | $(ratio "${tok_s:-}" "${torch_tok_s//[^0-9.]/}") |"
+  echo "| same: MFU (peak $peak TFLOP/s) | ${mfu:-n/a} | ${torch_mfu:-} | |"
+  if [[ $flash == 1 ]]; then
+    echo "| attention fwd+bwd, seq $flash_seq, fused (TFLOP/s) | ${attn[fused]:-${result[attention]:-n/a}} | ${attn[torch]:-n/a} (SDPA) | $(ratio "${attn[fused]:-}" "${attn[torch]:-}") |"
+    echo "| attention fwd+bwd, seq $flash_seq, matmul + softmax (TFLOP/s) | ${attn[matmul]:-${result[attention]:-n/a}} | ${attn[torch]:-n/a} (SDPA) | $(ratio "${attn[matmul]:-}" "${attn[torch]:-}") |"
+    echo "| llama3.1-8b, $layers layers, seq $flash_seq, bf16, FLASH_ATTENTION=1: tokens/s | ${flash_tok_s:-n/a ($flash_why)} | | |"
+    echo "| same: MFU (peak $peak TFLOP/s) | ${flash_mfu:-n/a} | | |"
+  fi
+  [[ -n $longer ]] && echo "(runs that did not complete: ${longer%; })"
+  [[ $have_torch == 0 ]] && echo "(PyTorch with CUDA not importable: no cuBLAS column)"
+  local ended="none yet"
+  [[ ${#finished[@]} -gt 0 ]] && { printf -v ended '%s, ' "${finished[@]}"; ended=${ended%, }; }
+  echo "(stages ended, seconds from the start: $ended)"
+}
+write_table() { print_table >"$table_file.tmp" && mv -f "$table_file.tmp" "$table_file"; }
+write_table
+
+# --- harness -----------------------------------------------------------------------------------
+if fits 120; then
+  say "op harness on CUDA"
+  # The op harness only (ctest's cuda_op_harness adds the gradient tests; too long for this budget).
+  timeout 120 bash tests/runtime/cuda_harness.sh "$lazygrad" "$build/tests/lg_tensor_tests" 'Ops/OpHarness.*:FlashAttention.*' >>"$log" 2>&1
+  case $? in
+    0) result[harness]=pass ;;
+    77) result[harness]="skipped: no usable CUDA device (see $log)" ;;
+    124) result[harness]="timeout after 120 s (see $log)" ;;
+    *) result[harness]="FAIL (see $log)" ;;
+  esac
+else
+  result[harness]="skipped (budget)"
+fi
+stage_done harness
+
+# --- matmuls -----------------------------------------------------------------------------------
 # a @ b, a @ W^T (b transposed, as a Linear layer multiplies), a^T @ b (a weight gradient: dY^T X);
-# each line also says whether 64
-# sampled entries matched a float64 reference (check=ok), else the value is not reported
-# (with --beam W, again with BEAM=W: keys gain a "b"; with --also, again with each setting: keys
-# gain "x1", "x2", ...). A run: BEAM width, time limit, environment setting (- for none), key suffix.
-runs=("0 30 - ")
-[[ $beam -gt 0 ]] && runs+=("$beam 60 - b")
-for i in "${!also[@]}"; do runs+=("0 30 ${also[$i]} x$((i + 1))"); done
-for run in "${runs[@]}"; do
-  read -r width limit setting suffix <<<"$run"
-  env_set=(); [[ $setting != - ]] && IFS=, read -ra env_set <<<"$setting"
+# each line also says whether 64 sampled entries matched a float64 reference (check=ok), else the
+# value is not reported. A run: BEAM width, time limit per layout, environment setting (- for
+# none), key suffix (BEAM=W: "b"; the --also settings: "x1", "x2", ...).
+matmul_run() {
+  local width=$1 limit=$2 setting=$3 suffix=$4 env_set=() layout line label=""
+  [[ $setting != - ]] && label=", $setting"
+  [[ $width -gt 0 ]] && label=", BEAM=$width"
+  if ! fits $((3 * limit)); then result[matmul$suffix]="skipped (budget)"; return; fi
+  say "bf16 matmul$label"
+  [[ $setting != - ]] && IFS=, read -ra env_set <<<"$setting"
   for layout in "" --bt --at; do
     while read -r line; do
       echo "$line" >>"$log"
-      [[ $line =~ N=([0-9]+)(\ a=X\^T)?(\ b=W\^T)?\ .*tflops=([0-9.]+).*check=ok ]] &&
-        lg_tflops[${BASH_REMATCH[1]}${BASH_REMATCH[2]:+a}${BASH_REMATCH[3]:+t}$suffix]=${BASH_REMATCH[4]}
-    done < <(env "${env_set[@]}" BEAM=$width DEVICE=CUDA timeout "$limit" "$lazygrad" bench matmul --device CUDA --dtype bf16 --sizes 4096,8192 --repeats 10 $layout 2>>"$log")
+      [[ $line =~ N=([0-9]+)(\ a=X\^T)?(\ b=W\^T)?\ .*tflops=([0-9.]+).*check=(ok|FAIL) ]] || continue
+      local key=${BASH_REMATCH[1]}${BASH_REMATCH[2]:+a}${BASH_REMATCH[3]:+t}$suffix
+      if [[ ${BASH_REMATCH[5]} == ok ]]; then lg_tflops[$key]=${BASH_REMATCH[4]}; else check_failed[$key]=1; fi
+    done < <(env "${env_set[@]}" BEAM="$width" DEVICE=CUDA timeout "$limit" "$lazygrad" bench matmul --device CUDA --dtype bf16 --sizes 4096,8192 --repeats 10 $layout 2>>"$log")
   done
-done
-have_torch=0
-if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-  have_torch=1
-  while read -r n t; do torch_tflops[$n]=$t; done < <(timeout 30 python3 - <<'EOF' 2>>"$log"
+}
+matmul_run 0 30 - ""
+if [[ $have_torch == 1 ]] && fits 30; then
+  while read -r n t; do torch_tflops[$n]=$t; done < <(timeout 30 python3 - <<'PY' 2>>"$log"
 import torch
 for n in (4096, 8192):
     a = torch.randn(n, n, device="cuda", dtype=torch.bfloat16)
@@ -140,29 +263,18 @@ for n in (4096, 8192):
     for _ in range(20): a @ b
     e.record(); torch.cuda.synchronize()
     print(n, f"{2 * n**3 / (s.elapsed_time(e) / 20 / 1e3) / 1e12:.2f}")
-EOF
+PY
 )
 fi
+stage_done matmul
 
-# One AdamW update of the cut step's parameters (2 layers: 1.49 B), m, v, parameters and bf16 copy:
-# one kernel of four outputs against one kernel each (schedule/multi_output.h), GB/s counting the
-# 30 bytes per parameter one pass moves; both must leave the same parameters (else no value).
-declare -A opt_gbs
-if [[ $optimizer == 1 ]]; then
-  say "AdamW update, 1486901248 parameters: one kernel of four outputs, one kernel each"
-  while read -r line; do
-    echo "$line" >>"$log"
-    [[ $line =~ outputs=(fused|apart)\ .*gbs=([0-9.]+) ]] && opt_gbs[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-    [[ $line == *check=FAIL* ]] && opt_gbs=()
-  done < <(DEVICE=CUDA timeout 30 "$lazygrad" bench optimizer --device CUDA --params 1486901248 --repeats 5 2>>"$log")
-fi
-
+# --- the Llama step ------------------------------------------------------------------------------
 # The first sequence length of --seq whose run completes; the summary line (llm trainer: "steady
 # state: ... tokens/s, MFU ...") is what counts, not a step line of a run that failed later.
-train_out=$build/gpu_check_train.txt
-seq="" tok_s="" mfu="" train_rc=0 longer=""
+train_out=$outdir/gpu_check_train.txt
 limit=120
 for s in ${seqs//,/ }; do
+  if ! fits $limit; then train_why="skipped (budget)"; break; fi
   say "llama3.1-8b training step, $layers layers, seq $s, bf16"
   DEVICE=CUDA timeout "$limit" "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$s" --batch 1 \
     --dtype bf16 --synthetic --steps 4 --eval-samples 2 --peak-tflops "$peak" >"$train_out" 2>&1
@@ -173,24 +285,60 @@ for s in ${seqs//,/ }; do
   tok_s=$(grep -oE '[0-9.]+ tokens/s' <<<"$summary" | grep -oE '^[0-9.]+')
   mfu=$(grep -oE 'MFU [0-9.]+%' <<<"$summary" | grep -oE '[0-9.]+%')
   [[ $train_rc == 0 && -n $tok_s ]] && break
-  why="exit $train_rc"
-  [[ $train_rc == 124 ]] && why="timeout after $limit s"
-  grep -q 'out of memory' "$train_out" && why="out of GPU memory"
-  longer+="seq $s: $why; "
+  tok_s="" mfu=""
+  train_why="exit $train_rc"
+  [[ $train_rc == 124 ]] && train_why="timeout after $limit s"
+  grep -q 'out of memory' "$train_out" && train_why="out of GPU memory"
+  longer+="seq $s: $train_why; "
   limit=60
 done
+if [[ $have_torch == 1 && -n $seq ]]; then
+  if fits 60; then
+    say "the same step in PyTorch"
+    if tj=$(timeout 60 python3 tools/gpu_check_torch_step.py --layers "$layers" --seq "$seq" --peak-tflops "$peak" 2>>"$log" | tail -1); then
+      echo "$tj" >>"$log"
+      torch_tok_s=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["tokens_per_s"])' "$tj")
+      torch_mfu=$(python3 -c 'import json,sys; print("%.2f%%" % (100 * json.loads(sys.argv[1])["mfu"]))' "$tj")
+    else
+      torch_tok_s="failed (see $log)"
+    fi
+  else
+    torch_tok_s="skipped (budget)"
+  fi
+fi
+stage_done llama
+
+# --- extras --------------------------------------------------------------------------------------
+if [[ $beam -gt 0 ]]; then matmul_run "$beam" 60 - b; stage_done beam; fi
+for i in "${!also[@]}"; do matmul_run 0 30 "${also[$i]}" "x$((i + 1))"; stage_done "also ${also[$i]}"; done
+
+# One AdamW update of the cut step's parameters (2 layers: 1.49 B), m, v, parameters and bf16 copy:
+# one kernel of four outputs against one kernel each (schedule/multi_output.h), GB/s counting the
+# 30 bytes per parameter one pass moves; both must leave the same parameters (else no value).
+if [[ $optimizer == 1 ]]; then
+  if fits 30; then
+    say "AdamW update, 1486901248 parameters: one kernel of four outputs, one kernel each"
+    while read -r line; do
+      echo "$line" >>"$log"
+      [[ $line =~ outputs=(fused|apart)\ .*gbs=([0-9.]+) ]] && opt_gbs[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+      [[ $line == *check=FAIL* ]] && { opt_gbs=(); result[optimizer]="check FAIL (see $log)"; }
+    done < <(DEVICE=CUDA timeout 30 "$lazygrad" bench optimizer --device CUDA --params 1486901248 --repeats 5 2>>"$log")
+  else
+    result[optimizer]="skipped (budget)"
+  fi
+  stage_done optimizer
+fi
 
 # The same step with the fused attention, at the first sequence of --seq (it stores no S x S scores).
-flash_seq=${seqs%%,*} flash_tok_s="" flash_mfu="" flash_why=""
-declare -A attn
 if [[ $flash == 1 ]]; then
-  say "attention layer (llama3.1-8b heads), seq $flash_seq, bf16: fused, matmul + softmax, PyTorch SDPA"
-  while read -r line; do
-    echo "$line" >>"$log"
-    [[ $line =~ path=([a-z]+)\ .*step_tflops=([0-9.]+)\ check=(ok|none) ]] && attn[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
-  done < <(DEVICE=CUDA timeout 60 "$lazygrad" bench attention --device CUDA --dtype bf16 --seq "$flash_seq" 2>>"$log")
-  if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-    attn[torch]=$(timeout 30 python3 - "$flash_seq" <<'EOF' 2>>"$log"
+  if fits 90; then
+    say "attention layer (llama3.1-8b heads), seq $flash_seq, bf16: fused, matmul + softmax, PyTorch SDPA"
+    while read -r line; do
+      echo "$line" >>"$log"
+      [[ $line =~ path=([a-z]+)\ .*step_tflops=([0-9.]+)\ check=(ok|none) ]] && attn[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+    done < <(DEVICE=CUDA timeout 60 "$lazygrad" bench attention --device CUDA --dtype bf16 --seq "$flash_seq" 2>>"$log")
+    if [[ $have_torch == 1 ]]; then
+      attn[torch]=$(timeout 30 python3 - "$flash_seq" <<'PY' 2>>"$log"
 import sys, torch
 import torch.nn.functional as F
 B, H, KV, S, D = 1, 32, 8, int(sys.argv[1]), 128
@@ -209,84 +357,60 @@ s.record()
 for _ in range(5): step()
 e.record(); torch.cuda.synchronize()
 print(f"{3.5 * 4 * B * H * S * S * D * 0.5 / (s.elapsed_time(e) / 5 / 1e3) / 1e12:.2f}")
-EOF
+PY
 )
+    fi
+  else
+    result[attention]="skipped (budget)"
   fi
-  say "llama3.1-8b training step, $layers layers, seq $flash_seq, bf16, FLASH_ATTENTION=1"
-  FLASH_ATTENTION=1 DEVICE=CUDA timeout 120 "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$flash_seq" \
-    --batch 1 --dtype bf16 --synthetic --steps 4 --eval-samples 2 --peak-tflops "$peak" >"$train_out" 2>&1
-  rc=$?
-  cat "$train_out" >>"$log"
-  summary=$(grep '^steady state:' "$train_out" | tail -1)
-  flash_tok_s=$(grep -oE '[0-9.]+ tokens/s' <<<"$summary" | grep -oE '^[0-9.]+')
-  flash_mfu=$(grep -oE 'MFU [0-9.]+%' <<<"$summary" | grep -oE '[0-9.]+%')
-  [[ $rc == 0 && -n $flash_tok_s ]] || flash_why="exit $rc"
-  [[ $rc == 124 ]] && flash_why="timeout after 120 s"
-  grep -q 'out of memory' "$train_out" && flash_why="out of GPU memory"
+  if fits 120; then
+    say "llama3.1-8b training step, $layers layers, seq $flash_seq, bf16, FLASH_ATTENTION=1"
+    FLASH_ATTENTION=1 DEVICE=CUDA timeout 120 "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$flash_seq" \
+      --batch 1 --dtype bf16 --synthetic --steps 4 --eval-samples 2 --peak-tflops "$peak" >"$train_out" 2>&1
+    rc=$?
+    cat "$train_out" >>"$log"
+    summary=$(grep '^steady state:' "$train_out" | tail -1)
+    flash_tok_s=$(grep -oE '[0-9.]+ tokens/s' <<<"$summary" | grep -oE '^[0-9.]+')
+    flash_mfu=$(grep -oE 'MFU [0-9.]+%' <<<"$summary" | grep -oE '[0-9.]+%')
+    [[ $rc == 0 && -n $flash_tok_s ]] || { flash_tok_s="" flash_mfu="" flash_why="exit $rc"; }
+    [[ $rc == 124 ]] && flash_why="timeout after 120 s"
+    grep -q 'out of memory' "$train_out" && flash_why="out of GPU memory"
+  else
+    flash_why="skipped (budget)"
+  fi
+  stage_done flash
 fi
 
 # Where the step's kernel time goes: the same step, every launch timed alone (runtime/profile.h).
-profile_out=$build/gpu_check_profile.txt
-if [[ $profile == 1 && -n $tok_s ]]; then
-  say "llama3.1-8b training step, $layers layers, seq $seq, bf16, PROFILE=20"
-  PROFILE=20 PROFILE_CSV=$build/gpu_check_profile.csv DEVICE=CUDA timeout 90 "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$seq" --batch 1 \
-    --dtype bf16 --synthetic --steps 2 --eval-samples 2 --peak-tflops "$peak" >"$profile_out" 2>&1
-  echo "(exit $?)" >>"$profile_out"
-  cat "$profile_out" >>"$log"
-fi
-
-torch_tok_s="not measured" torch_mfu=""
-if [[ $have_torch == 1 ]]; then
-  say "the same step in PyTorch"
-  if tj=$(timeout 60 python3 tools/gpu_check_torch_step.py --layers "$layers" --seq "$seq" --peak-tflops "$peak" 2>>"$log" | tail -1); then
-    echo "$tj" >>"$log"
-    torch_tok_s=$(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["tokens_per_s"])' "$tj")
-    torch_mfu=$(python3 -c 'import json,sys; print("%.2f%%" % (100 * json.loads(sys.argv[1])["mfu"]))' "$tj")
+profile_note=""
+if [[ $profile == 1 ]]; then
+  if [[ -z $tok_s ]]; then
+    profile_note="(PROFILE run: not run, no step completed)"
+  elif fits 90; then
+    say "llama3.1-8b training step, $layers layers, seq $seq, bf16, PROFILE=20"
+    PROFILE=20 PROFILE_CSV=$outdir/gpu_check_profile.csv DEVICE=CUDA timeout 90 "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$seq" --batch 1 \
+      --dtype bf16 --synthetic --steps 2 --eval-samples 2 --peak-tflops "$peak" >"$profile_out" 2>&1
+    echo "(exit $?)" >>"$profile_out"
+    cat "$profile_out" >>"$log"
   else
-    torch_tok_s="failed (see $log)"
+    profile_note="(PROFILE run: skipped (budget))"
   fi
+  stage_done profile
 fi
 
-ratio() { [[ -n ${1:-} && -n ${2:-} ]] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }' || echo n/a; }
 echo
-echo "| check | lazygrad | cuBLAS (PyTorch) | ratio |"
-echo "|---|---|---|---|"
-echo "| op harness on CUDA | ${result[harness]} | | |"
-# one row per size, layout and run (the default, BEAM=W, each --also)
-labels=(""); suffixes=("")
-[[ $beam -gt 0 ]] && { labels+=(", BEAM=$beam"); suffixes+=(b); }
-for i in "${!also[@]}"; do labels+=(", ${also[$i]}"); suffixes+=("x$((i + 1))"); done
-for r in "${!labels[@]}"; do
-  for n in 4096 8192; do
-    for t in "" t a; do
-      what="a @ b"; [[ $t == t ]] && what="a @ W^T"; [[ $t == a ]] && what="a^T @ b"
-      k=$n$t${suffixes[$r]}
-      echo "| bf16 matmul $n, $what${labels[$r]} (TFLOP/s) | ${lg_tflops[$k]:-n/a} | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[$k]:-}" "${torch_tflops[$n]:-}") |"
-    done
-  done
-done
-[[ $optimizer == 1 ]] &&
-  echo "| AdamW update, 1.49 B parameters, one kernel (GB/s at 30 B per parameter) | ${opt_gbs[fused]:-n/a} | ${opt_gbs[apart]:-n/a} (lazygrad, a kernel per output) | $(ratio "${opt_gbs[fused]:-}" "${opt_gbs[apart]:-}") |"
-attention="matmul+softmax attention"; [[ ${FLASH_ATTENTION:-0} != 0 ]] && attention="fused attention"
-echo "| llama3.1-8b, $layers layers, seq $seq, bf16, $attention: tokens/s | ${tok_s:-n/a (rc $train_rc)} | $torch_tok_s (PyTorch) | $(ratio "${tok_s:-}" "${torch_tok_s//[^0-9.]/}") |"
-echo "| same: MFU (peak $peak TFLOP/s) | ${mfu:-n/a} | ${torch_mfu:-} | |"
-if [[ $flash == 1 ]]; then
-  echo "| attention fwd+bwd, seq $flash_seq, fused (TFLOP/s) | ${attn[fused]:-n/a} | ${attn[torch]:-n/a} (SDPA) | $(ratio "${attn[fused]:-}" "${attn[torch]:-}") |"
-  echo "| attention fwd+bwd, seq $flash_seq, matmul + softmax (TFLOP/s) | ${attn[matmul]:-n/a} | ${attn[torch]:-n/a} (SDPA) | $(ratio "${attn[matmul]:-}" "${attn[torch]:-}") |"
-  echo "| llama3.1-8b, $layers layers, seq $flash_seq, bf16, FLASH_ATTENTION=1: tokens/s | ${flash_tok_s:-n/a ($flash_why)} | | |"
-  echo "| same: MFU (peak $peak TFLOP/s) | ${flash_mfu:-n/a} | | |"
-fi
-[[ -n $longer ]] && echo "(runs that did not complete: ${longer%; })"
+print_table
 if [[ $profile == 1 ]]; then
   echo
-  if grep -q '^PROFILE:' "$profile_out" 2>/dev/null; then
+  if [[ -n $profile_note ]]; then
+    echo "$profile_note"
+  elif grep -q '^PROFILE:' "$profile_out" 2>/dev/null; then
     echo "PROFILE=20 of the step (seq $seq; 2 steps and the evaluation, each launch timed alone):"
     sed -n '/^PROFILE:/,/^  total:/p' "$profile_out"
     # the same launches' least time at the peaks, and what share of the measured time that is
-    python3 tools/roofline.py "$build/gpu_check_profile.csv" --tflops "$peak" --top 0 2>&1 | tail -2
+    python3 tools/roofline.py "$outdir/gpu_check_profile.csv" --tflops "$peak" --gbs "$gbs" --top 0 2>&1 | tail -2
   else
     echo "(PROFILE run: no table; $(tail -1 "$profile_out" 2>/dev/null || echo "the step did not complete"))"
   fi
 fi
-[[ $have_torch == 0 ]] && echo "(PyTorch with CUDA not importable: no cuBLAS column)"
-echo "full log: $log"
+echo "full log: $log; the table: $table_file"
