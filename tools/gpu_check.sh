@@ -10,12 +10,12 @@
 #
 #   --out DIR   where the log, the table and the runs' outputs go (default: the build folder)
 #
-#   peaks       the GPU's dense bf16 peak and memory bandwidth from its name (nvidia-smi): H200 989
-#               TFLOP/s and 4800 GB/s, H100 SXM 989 and 3350, H100 PCIe 756 and 2000, H100 NVL and
-#               H200 NVL 835 (3900, 4800), GH200 989 and 4000, A100 312 (80 GB 2039, 40 GB 1555),
-#               L40S 362 and 864, L4 121 and 300; another GPU gets the H200's with a warning.
-#               --peak-tflops and --peak-gbs override them. The peak is the MFU's denominator,
-#               both are tools/roofline.py's (--profile); the table's first line names the GPU.
+#   peaks       the GPU's dense bf16 peak and memory bandwidth as `lazygrad devices` prints them
+#               (runtime/gpu_peaks.h, by the GPU's name: H200 989 TFLOP/s and 4800 GB/s, H100 SXM
+#               989 and 3350, H100 PCIe 756 and 2000, ...: the peak the trainer's MFU uses); a GPU
+#               not in that table gets the H200's with a warning. --peak-tflops and --peak-gbs
+#               override them. The peak is the MFU's denominator, both are tools/roofline.py's
+#               (--profile); the table's first line names the GPU.
 #
 #   build       cmake + ninja into DIR (default build-gpu), RelWithDebInfo; with --no-build, DIR must hold
 #               lazygrad and tests/lg_tensor_tests built elsewhere (their kernel cache: DIR/kernel-cache)
@@ -111,34 +111,8 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >>"$log" 2>&1; then
   echo "gpu_check.sh: no NVIDIA GPU visible (nvidia-smi -L failed); this check needs one" >&2
   exit 1
 fi
-gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>>"$log" | head -1)
-gpu_mem=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader 2>>"$log" | head -1)
 nvidia-smi -L | head -1 | tee -a "$log"
-
-# Dense bf16 TFLOP/s and HBM GB/s by the GPU's name (vendor datasheets); "" when not known.
-gpu_peaks() {
-  case $1 in
-    *GH200*) echo "989 4000" ;;
-    *H200*NVL*) echo "835 4800" ;;
-    *H200*) echo "989 4800" ;;
-    *H100*NVL*) echo "835 3900" ;;
-    *H100*PCIe*) echo "756 2000" ;;
-    *H100*) echo "989 3350" ;;
-    *A100*40GB*) echo "312 1555" ;;
-    *A100*) echo "312 2039" ;;
-    *L40S*) echo "362 864" ;;
-    *L4) echo "121 300" ;;
-  esac
-}
-peaks_from="the ${gpu_name:-GPU}'s datasheet"
-read -r known_peak known_gbs <<<"$(gpu_peaks "$gpu_name")"
-if [[ -z ${known_peak:-} ]]; then
-  known_peak=989 known_gbs=4800
-  peaks_from="not known for '${gpu_name:-?}': an H200's assumed (give --peak-tflops and --peak-gbs)"
-  [[ -z $peak || -z $gbs ]] && echo "gpu_check.sh: warning: peaks $peaks_from" | tee -a "$log" >&2
-fi
-[[ -n $peak || -n $gbs ]] && peaks_from="given"
-peak=${peak:-$known_peak} gbs=${gbs:-$known_gbs}
+gpu_mem=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader 2>>"$log" | head -1)
 
 # --budget: a stage of at most $1 seconds starts only if it ends within the budget.
 t0=$SECONDS
@@ -158,6 +132,20 @@ lazygrad=$build/lazygrad
 export LAZYGRAD_CACHE_DIR=${LAZYGRAD_CACHE_DIR:-$build/kernel-cache}
 # a folder from tools/gpu_bundle.sh carries the shared libraries the binaries were built against
 [[ -d $build/lib ]] && export LD_LIBRARY_PATH=$build/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+
+# The GPU's name and datasheet peaks as lazygrad knows them (runtime/gpu_peaks.h), the same the
+# trainer's MFU uses: "gpu: NAME, MODEL peaks: X TFLOP/s bf16, Y TFLOP/s fp32, Z GB/s".
+gpu_line=$(DEVICE=CUDA "$lazygrad" devices 2>>"$log" | grep '^gpu: ')
+gpu_name=${gpu_line#gpu: }; gpu_name=${gpu_name%%, *}
+if [[ $gpu_line =~ ,\ (.+)\ peaks:\ ([0-9.]+)\ TFLOP/s\ bf16,\ [0-9.]+\ TFLOP/s\ fp32,\ ([0-9.]+)\ GB/s ]]; then
+  peaks_from="lazygrad's, for the ${BASH_REMATCH[1]}" known_peak=${BASH_REMATCH[2]} known_gbs=${BASH_REMATCH[3]}
+else
+  known_peak=989 known_gbs=4800
+  peaks_from="not known for '${gpu_name:-the GPU (lazygrad devices failed, see the log)}': an H200's assumed (give --peak-tflops and --peak-gbs)"
+  [[ -z $peak || -z $gbs ]] && echo "gpu_check.sh: warning: peaks $peaks_from" | tee -a "$log" >&2
+fi
+[[ -n $peak || -n $gbs ]] && peaks_from="given"
+peak=${peak:-$known_peak} gbs=${gbs:-$known_gbs}
 
 have_torch=0
 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && have_torch=1

@@ -12,8 +12,10 @@ namespace lg::llm {
 // Peak dense FLOP/s of a device for a compute dtype, the denominator of MFU:
 //   CPU / INTERP: cores x 4.2 GHz x 64 float32 FLOP per cycle (two 16-lane AVX-512 FMA pipes), twice
 //                 that for bfloat16 (vdpbf16ps) -- this machine's measured ceilings (bench/BASELINE.md)
-//   CUDA:         NVIDIA H200 dense: 989 TFLOP/s bfloat16, 67 TFLOP/s float32
-// A flag overrides it for other machines.
+//   CUDA:         the GPU's datasheet peaks by its name (runtime/gpu_peaks.h; an H100 SXM or H200: 989
+//                 TFLOP/s dense bfloat16, 67 TFLOP/s float32); a GPU not in that table, and the
+//                 compile checks CUDACHECK and CUDANULL, get an H200's (the former with a warning)
+// A flag (train --peak-tflops) overrides it.
 double default_peak_flops(const std::string& device, DType compute);
 
 // Appends one JSON object per line to a file, flushed per line so a crash keeps what was written.

@@ -31,6 +31,7 @@ struct CudaContext {
   CUstream stream = nullptr;
   std::string arch;  // sm_XY of the GPU, or CUDA_ARCH
   int shared_optin = 0;  // most shared memory (static and dynamic) a kernel may ask for per block
+  std::string gpu_name;  // as the driver names it (cuDeviceGetName)
 
   explicit CudaContext(const std::string& name) {
     size_t colon = name.find(':');
@@ -50,11 +51,12 @@ struct CudaContext {
     // Compute capability 9.0 (H100, H200) gets its arch-specific target, sm_90a: what wgmma needs.
     arch = !config().cuda_arch.empty() ? config().cuda_arch : str("sm_", major, minor, major == 9 && minor == 0 ? "a" : "");
     cu_check(a.cuDeviceGetAttribute(&shared_optin, kCuAttrMaxSharedMemoryPerBlockOptin, dev), "cuDeviceGetAttribute");
-    if (config().debug >= 1) {
-      char gpu[256] = {0};
-      cu_check(a.cuDeviceGetName(gpu, sizeof gpu - 1, dev), "cuDeviceGetName");
-      std::fprintf(stderr, "%s: %s, compute capability %d.%d, kernels for %s\n", name.c_str(), gpu, major, minor, arch.c_str());
-    }
+    char gpu[256] = {0};
+    cu_check(a.cuDeviceGetName(gpu, sizeof gpu - 1, dev), "cuDeviceGetName");
+    gpu_name = gpu;
+    if (config().debug >= 1)
+      std::fprintf(stderr, "%s: %s, compute capability %d.%d, kernels for %s\n", name.c_str(), gpu, major,
+                   minor, arch.c_str());
   }
   void use() const { cu_check(cuda_api().cuCtxSetCurrent(ctx), "cuCtxSetCurrent"); }
   void sync() const { cu_check(cuda_api().cuStreamSynchronize(stream), "cuStreamSynchronize"); }
@@ -239,6 +241,7 @@ class CudaDevice : public Device {
   explicit CudaDevice(std::string name)
       : name_(std::move(name)), ctx_(name_), alloc_(ctx_, name_), compiler_(ctx_.arch) {}
   const std::string& name() const override { return name_; }
+  std::string hardware() const override { return ctx_.gpu_name; }
   Allocator& allocator() override { return alloc_; }
   const Renderer* renderer() const override { return &renderer_; }
   const Compiler* compiler() const override { return &compiler_; }

@@ -67,6 +67,9 @@ class Device {
  public:
   virtual ~Device() = default;
   virtual const std::string& name() const = 0;
+  // The hardware it runs on as its driver names it (a GPU: "NVIDIA H100 80GB HBM3"); "" for the
+  // host's devices and for those that model a GPU without one (CUDACHECK, CUDANULL).
+  virtual std::string hardware() const { return ""; }
   // The process that owns the device: -1 for this one; r for "NAME@r", a device of process r of a
   // distributed run (runtime/transport.h). Kernels of another process's device do not run here.
   virtual int remote_rank() const { return -1; }

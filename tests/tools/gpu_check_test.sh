@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tools/gpu_check.sh without a GPU: nvidia-smi, lazygrad and the tensor tests are stubs that print
-# what the real ones print (a GPU name, bench and train lines), so the script's own logic is checked:
-# the peaks it takes from the GPU's name (and passes to train), the table's values and ratios, the
+# what the real ones print (the GPU's line of `lazygrad devices`, runtime/gpu_peaks.h's
+# describe_gpu, whose text tests/runtime/gpu_peaks_test.cpp pins; bench and train lines), so the
+# script's own logic is checked: the peaks it reads (and passes to train), the table's values and ratios, the
 # fallback to a shorter sequence when the longest runs out of memory, values whose check failed left
 # out, --budget skipping stages that would not end in time, the table file written as stages end,
 # and option errors.
@@ -12,7 +13,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
-# nvidia-smi: the GPU named by $STUB_GPU
+# nvidia-smi: the GPU named by $STUB_GPU; lazygrad devices prints $STUB_GPU_LINE
 mkdir -p "$dir/bin" "$dir/build/tests"
 cat >"$dir/bin/nvidia-smi" <<'EOF'
 #!/usr/bin/env bash
@@ -28,7 +29,7 @@ cat >"$dir/build/lazygrad" <<'EOF'
 #!/usr/bin/env bash
 echo "$*" >>"$STUB_CALLS"
 case "$1 ${2:-}" in
-  "devices ") exit 0 ;;
+  "devices ") echo "default: CUDA (set DEVICE= to change)"; [[ -n ${STUB_GPU_LINE:-} ]] && echo "$STUB_GPU_LINE"; exit 0 ;;
   "bench matmul")
     t=""; for a in "$@"; do [[ $a == --bt ]] && t=" b=W^T"; [[ $a == --at ]] && t=" a=X^T"; done
     scale=1; [[ ${BLOCK_MMA:-} == 0 ]] && scale=2
@@ -65,8 +66,10 @@ export STUB_CALLS=$dir/calls PATH=$dir/bin:$PATH
 run() { : >"$STUB_CALLS"; bash "$script" --no-build --build-dir "$dir/build" "$@" 2>&1; }
 
 # An H100 SXM: its peaks, the default matmuls, 8192 out of memory, 2048 measured.
-out=$(STUB_GPU="NVIDIA H100 80GB HBM3" run --also BLOCK_MMA=0 --optimizer --flash) || fail "exit $?: $out"
-grep -qF "GPU: NVIDIA H100 80GB HBM3 (81559 MiB); peaks 989 TFLOP/s dense bf16, 3350 GB/s" <<<"$out" || fail "H100 peaks: $out"
+h100="gpu: NVIDIA H100 80GB HBM3, H100 SXM peaks: 989 TFLOP/s bf16, 67.0 TFLOP/s fp32, 3350 GB/s"
+out=$(STUB_GPU="NVIDIA H100 80GB HBM3" STUB_GPU_LINE=$h100 run --also BLOCK_MMA=0 --optimizer --flash) || fail "exit $?: $out"
+grep -qF "GPU: NVIDIA H100 80GB HBM3 (81559 MiB); peaks 989 TFLOP/s dense bf16, 3350 GB/s (lazygrad's, for the H100 SXM)" <<<"$out" ||
+  fail "H100 peaks: $out"
 grep -qF "| op harness on CUDA | pass | | |" <<<"$out" || fail "harness row: $out"
 grep -qF "| bf16 matmul 4096, a @ b (TFLOP/s) | 100.50 | n/a | n/a |" <<<"$out" || fail "4096 row: $out"
 grep -qF "| bf16 matmul 8192, a @ W^T (TFLOP/s) | 200.25 |" <<<"$out" || fail "8192 a @ W^T row: $out"
@@ -94,29 +97,34 @@ order=$(grep -oE '^(bench matmul|train|bench optimizer|bench attention)' "$STUB_
 
 # --out: the log and the table go there, not into the build folder
 rm -f "$dir/build/gpu_check_table.md" "$dir/build/gpu_check.log"
-out=$(STUB_GPU="NVIDIA H200" STUB_FIT_8192=1 run --out "$dir/out") || fail "exit $?: $out"
+out=$(STUB_GPU="NVIDIA H200" STUB_GPU_LINE=$h100 STUB_FIT_8192=1 run --out "$dir/out") || fail "exit $?: $out"
 [[ -f $dir/out/gpu_check_table.md && -f $dir/out/gpu_check.log ]] || fail "--out: $(ls "$dir/out")"
 [[ -e $dir/build/gpu_check_table.md || -e $dir/build/gpu_check.log ]] && fail "--out: written into the build folder"
 grep -qF "full log: $dir/out/gpu_check.log; the table: $dir/out/gpu_check_table.md" <<<"$out" || fail "--out paths: $out"
 
 # An H100 PCIe: a lower peak, passed to train; 8192 fits.
-out=$(STUB_GPU="NVIDIA H100 PCIe" STUB_FIT_8192=1 run) || fail "exit $?: $out"
+pcie="gpu: NVIDIA H100 PCIe, H100 PCIe peaks: 756 TFLOP/s bf16, 51.0 TFLOP/s fp32, 2000 GB/s"
+out=$(STUB_GPU="NVIDIA H100 PCIe" STUB_GPU_LINE=$pcie STUB_FIT_8192=1 run) || fail "exit $?: $out"
 grep -qF "peaks 756 TFLOP/s dense bf16, 2000 GB/s" <<<"$out" || fail "H100 PCIe peaks: $out"
 grep -q -- "--seq 8192 .*--peak-tflops 756" "$STUB_CALLS" || fail "train peak on the PCIe card: $(cat "$STUB_CALLS")"
 grep -qF "| llama3.1-8b, 2 layers, seq 8192, bf16, matmul+softmax attention: tokens/s | 4096 |" <<<"$out" || fail "8192 step row: $out"
 grep -q "runs that did not complete" <<<"$out" && fail "a run reported as incomplete: $out"
 
 # An unknown GPU: the H200's peaks with a warning; --peak-tflops and --peak-gbs override.
-out=$(STUB_GPU="NVIDIA Future GPU" STUB_FIT_8192=1 run) || fail "exit $?: $out"
+future="gpu: NVIDIA Future GPU, peaks not known (MFU assumes an H200's; give train --peak-tflops)"
+out=$(STUB_GPU="NVIDIA Future GPU" STUB_GPU_LINE=$future STUB_FIT_8192=1 run) || fail "exit $?: $out"
 grep -qF "warning: peaks not known for 'NVIDIA Future GPU'" <<<"$out" || fail "unknown GPU warning: $out"
-grep -qF "peaks 989 TFLOP/s dense bf16, 4800 GB/s" <<<"$out" || fail "unknown GPU peaks: $out"
-out=$(STUB_GPU="NVIDIA Future GPU" STUB_FIT_8192=1 run --peak-tflops 500 --peak-gbs 1000) || fail "exit $?: $out"
+grep -qF "GPU: NVIDIA Future GPU (81559 MiB); peaks 989 TFLOP/s dense bf16, 4800 GB/s" <<<"$out" || fail "unknown GPU peaks: $out"
+# lazygrad devices without a GPU line (it failed): the same, saying so
+out=$(STUB_GPU="NVIDIA H200" STUB_FIT_8192=1 run) || fail "exit $?: $out"
+grep -qF "warning: peaks not known for 'the GPU (lazygrad devices failed, see the log)'" <<<"$out" || fail "no GPU line: $out"
+out=$(STUB_GPU="NVIDIA Future GPU" STUB_GPU_LINE=$future STUB_FIT_8192=1 run --peak-tflops 500 --peak-gbs 1000) || fail "exit $?: $out"
 grep -q "warning" <<<"$out" && fail "a warning with both peaks given: $out"
 grep -qF "peaks 500 TFLOP/s dense bf16, 1000 GB/s (given)" <<<"$out" || fail "given peaks: $out"
 grep -qF "| same: MFU (peak 500 TFLOP/s) |" <<<"$out" || fail "MFU row with a given peak: $out"
 
 # --budget 100: the harness (120 s) does not fit, the matmuls (3 x 30 s) do, the step (120 s) not.
-out=$(STUB_GPU="NVIDIA H200" run --budget 100) || fail "exit $?: $out"
+out=$(STUB_GPU="NVIDIA H200" STUB_GPU_LINE=$h100 run --budget 100) || fail "exit $?: $out"
 grep -qF "| op harness on CUDA | skipped (budget) | | |" <<<"$out" || fail "budget harness row: $out"
 grep -qF "| bf16 matmul 4096, a @ b (TFLOP/s) | 100.50 |" <<<"$out" || fail "budget matmul row: $out"
 grep -qF "| llama3.1-8b, 2 layers, seq 8192, bf16, matmul+softmax attention: tokens/s | n/a (skipped (budget)) |" <<<"$out" ||
