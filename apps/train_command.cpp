@@ -14,6 +14,7 @@
 #include "base/error.h"
 #include "dist/launch.h"
 #include "llm/hf_checkpoint.h"
+#include "llm/host_memory.h"
 #include "llm/metrics.h"
 #include "llm/trainer.h"
 #include "nn/file_io.h"
@@ -130,12 +131,11 @@ void run_train(TrainArgs& a) {
   llm::check_trainer_options(o);  // before building a model that may take minutes
   if (!a.save_hf.empty()) nn::make_directories(a.save_hf, "--save-hf");  // not only after training
   Tensor::manual_seed(o.seed);
-  std::unique_ptr<llm::Llama> model;
-  if (!a.init_from.empty()) {
-    model = std::make_unique<llm::Llama>(llm::load_hf_model(a.init_from));
-  } else {
-    model = std::make_unique<llm::Llama>(model_config(a));
-  }
+  // the model's lasting state must fit in host memory before it is built (llm/host_memory.h)
+  const llm::LlamaConfig wanted = a.init_from.empty() ? model_config(a) : llm::load_hf_config(a.init_from);
+  llm::check_host_memory_for(wanted, o.step, config().device);
+  auto model = std::make_unique<llm::Llama>(wanted);
+  if (!a.init_from.empty()) llm::load_hf_weights(*model, a.init_from);
   const llm::LlamaConfig& c = model->config();
   dist::check_agreement(str("model ", c.summary(), "; steps ", o.steps, "; batch ", o.step.micro_batch, "x",
                             o.step.seq_len, "x", o.step.grad_accum, "; ", a.dtype, "; ", o.step.optimizer, "; seed ",

@@ -12,11 +12,15 @@ namespace lg::llm {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-Llama load_hf_model(const std::string& dir) {
+LlamaConfig load_hf_config(const std::string& dir) {
   fs::path cfg = fs::path(dir) / "config.json";
   LG_USER_CHECK(fs::exists(cfg), dir, ": no config.json; a Hugging Face checkpoint directory holds config.json and ",
                 "model.safetensors (or shards with model.safetensors.index.json)");
-  Llama model(load_llama_config(cfg.string()));
+  return load_llama_config(cfg.string());
+}
+
+Llama load_hf_model(const std::string& dir) {
+  Llama model(load_hf_config(dir));
   load_hf_weights(model, dir);
   return model;
 }

@@ -14,6 +14,8 @@ namespace lg::llm {
 // (a user error names the missing or mis-shaped tensor and the file); extra tensors (e.g. rotary
 // caches some exporters write) are ignored.
 Llama load_hf_model(const std::string& dir);
+// The configuration of the checkpoint in `dir` (its config.json) without its weights.
+LlamaConfig load_hf_config(const std::string& dir);
 // Loads the weights of `dir` into an existing model of the same configuration.
 void load_hf_weights(Llama& model, const std::string& dir);
 // Writes config.json and model.safetensors (float32) into dir (created if needed), each atomically.

@@ -9,8 +9,10 @@
 #include <random>
 #include <thread>
 
+#include "base/config.h"
 #include "base/error.h"
 #include "llm/batch_iterator.h"
+#include "llm/host_memory.h"
 #include "llm/indexed_dataset.h"
 #include "llm/mllog.h"
 #include "llm/synthetic.h"
@@ -197,14 +199,15 @@ MlperfResult run_mlperf(const MlperfConfig& c, const std::string& log_path,
   log.event("max_steps", c.max_steps);
 
   // Model and compiled steps, warmed on synthetic data at learning rate 0.
-  Tensor::manual_seed(r.seed);
-  Llama model(c.model);
   TrainStepOptions so;
   so.micro_batch = mb, so.seq_len = c.seq_len, so.grad_accum = c.grad_accum;
   so.compute = c.dtype == "bf16" ? dtypes::bfloat16 : dtypes::float32;
   so.adamw = nn::AdamWConfig{.lr = c.lr, .beta1 = 0.9, .beta2 = 0.95, .eps = 1e-5, .weight_decay = 0.1};
   so.clip = 1.0, so.loss_chunk = c.loss_chunk;
   so.devices = c.devices;
+  check_host_memory_for(c.model, so, config().device);  // before a model too large is built
+  Tensor::manual_seed(r.seed);
+  Llama model(c.model);
   TrainStep ts(model, so);
   {
     auto synth = std::make_shared<SyntheticSource>(c.model.vocab_size, c.seq_len, r.seed);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `lazygrad train` with options (and environment knobs) out of range: each run must exit non-zero
 # before building a model, with one error line that names the option (and the value given), never an
-# abort. Also `preprocess --workers 0` and `bench` options, which must fail before any output.
+# abort. Also `preprocess --workers 0` and `bench` options, which must fail before any output, and a
+# model too large for the host's memory.
 # usage: cli_train_errors_test.sh LAZYGRAD
 set -uo pipefail
 lazygrad=$1
@@ -65,4 +66,16 @@ bench_expect '--mib 0 must hold at least one float32 per device (2 devices)' all
 bench_expect 'unknown algorithm foo' allreduce --algos foo
 bench_expect '--budget must be positive seconds, got -1' kernels --quick --budget -1
 bench_expect '--budget must be positive seconds, got 0' optimizer --budget 0
+# A model whose weights and AdamW state exceed the host's memory is refused before it is built (no
+# OOM kill part way through initialization): llama3.1-8b needs 134.6 GiB at 18 bytes a parameter.
+avail_kb=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null)
+if [[ -n $avail_kb && $avail_kb -lt $((134 * 1024 * 1024)) ]]; then
+  "$lazygrad" train --model llama3.1-8b --synthetic --steps 1 >"$tmp/out" 2>&1
+  rc=$?
+  [[ $rc == 1 ]] || fail "llama3.1-8b on a $((avail_kb / 1024 / 1024)) GiB machine: exit $rc: $(cat "$tmp/out")"
+  grep -qF "needs at least 134.6 GiB of host memory on" "$tmp/out" || fail "host memory: $(cat "$tmp/out")"
+  grep -qF -- "--set layers=N" "$tmp/out" || fail "host memory, what to do: $(cat "$tmp/out")"
+  grep -qE '^(model |step )' "$tmp/out" && fail "host memory: got past the check: $(cat "$tmp/out")"
+  echo "ok: train --model llama3.1-8b -> refused: needs more host memory than there is"
+fi
 echo "cli train error checks passed"
