@@ -2,6 +2,7 @@
 
 #include <cblas.h>  // signatures only: the library itself is loaded with dlopen
 #include <dlfcn.h>
+#include <strings.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -54,6 +55,13 @@ OpenBlas load_openblas(const std::string& core) {
   b.requested = coretype;
   b.corename = symbol<CorenameFn>(lib, "openblas_get_corename")();
   b.config = symbol<ConfigFn>(lib, "openblas_get_config")();
+  // OpenBLAS takes a core name it does not have for detection, silently: the baseline would be
+  // another core's than the one asked for
+  LG_USER_CHECK(
+      coretype.empty() || strcasecmp(coretype.c_str(), b.corename.c_str()) == 0, "bench: --blas-core ", core,
+      ": this OpenBLAS (", b.config, ") has no core of that name and chose ", b.corename,
+      "; give one it has (as OPENBLAS_CORETYPE spells them: Haswell, SkylakeX, Cooperlake, Zen, ...), "
+      "auto or detect");
   b.threads = threads();
   return b;
 }

@@ -66,6 +66,10 @@ bench_expect '--mib 0 must hold at least one float32 per device (2 devices)' all
 bench_expect 'unknown algorithm foo' allreduce --algos foo
 bench_expect '--budget must be positive seconds, got -1' kernels --quick --budget -1
 bench_expect '--budget must be positive seconds, got 0' optimizer --budget 0
+# OpenBLAS would silently detect a core instead of one it does not have (libopenblas from setup.sh)
+if /sbin/ldconfig -p 2>/dev/null | grep -q 'libopenblas.so.0'; then
+  bench_expect '--blas-core Bogus: this OpenBLAS (' kernels --quick --blas-core Bogus
+fi
 # A model whose weights and AdamW state exceed the host's memory is refused before it is built (no
 # OOM kill part way through initialization): llama3.1-8b needs 134.6 GiB at 18 bytes a parameter.
 avail_kb=$(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo 2>/dev/null)
