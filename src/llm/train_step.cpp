@@ -222,14 +222,15 @@ std::vector<Tensor> TrainStep::micro_fn(const std::vector<Tensor>& in) {
     loss.backward();
     losses.push_back(loss);
     outs.push_back(loss);
-    if (parallel()) outs.push_back(r.loss_acc.assign(r.loss_acc + loss.reshape({1})));
+    if (parallel())
+      outs.push_back(r.loss_acc.assign(assign_sums() ? loss.reshape({1}) : r.loss_acc + loss.reshape({1})));
     for (size_t i = 0; i < r.compute.size(); i++) {
       Tensor c = r.compute.items()[i].second;
       Tensor g = c.grad();
       if (!g.defined()) continue;
       if (r.opt) {
-        Tensor acc = r.opt->grad_view(i);
-        outs.push_back(acc.assign(acc + g.cast(dtypes::float32)));
+        Tensor acc = r.opt->grad_view(i), g32 = g.cast(dtypes::float32);
+        outs.push_back(acc.assign(assign_sums() ? g32 : acc + g32));
       } else {
         outs.push_back(g);
       }
@@ -244,8 +245,8 @@ std::vector<Tensor> TrainStep::micro_fn(const std::vector<Tensor>& in) {
 // over all devices, bucket by bucket, writing each sum back into its run (one schedule; the update
 // must read the buffers after those writes, so it is a second schedule). Then for every replica
 // (stand-ins included, so every process builds the same graph): clip, update, recast the compute
-// copies, zero the sums. Returns the first local replica's gradient norm before clipping and, data
-// parallel, the step's loss over all devices.
+// copies, zero the sums (with accumulation). Returns the first local replica's gradient norm before clipping
+// and, data parallel, the step's loss over all devices.
 std::vector<Tensor> TrainStep::update_fn(const std::vector<Tensor>& in) {
   size_t n = replicas_.size();
   std::vector<Tensor> outs, loss_total(n);
@@ -276,9 +277,11 @@ std::vector<Tensor> TrainStep::update_fn(const std::vector<Tensor>& in) {
     outs.push_back(norms[k]);
     if (o_.compute != dtypes::float32)  // flat_params(): the updated value
       outs.push_back(r.compute_flat.assign(r.opt->flat_params().cast(o_.compute)));
-    Tensor grads = r.opt->grads();
-    outs.push_back(grads.assign(Tensor::zeros(grads.shape(), dtypes::float32, r.device)));
-    if (parallel()) outs.push_back(r.loss_acc.assign(Tensor::zeros({1}, dtypes::float32, r.device)));
+    if (!assign_sums()) {  // the next step's first micro-batch adds to zeros
+      Tensor grads = r.opt->grads();
+      outs.push_back(grads.assign(Tensor::zeros(grads.shape(), dtypes::float32, r.device)));
+      if (parallel()) outs.push_back(r.loss_acc.assign(Tensor::zeros({1}, dtypes::float32, r.device)));
+    }
   }
   Tensor::realize(outs);
   size_t f = local_[0];

@@ -8,14 +8,18 @@
 //   compute    bfloat16 copies the model is bound to (compute dtype bf16), recast after each update
 //              by one kernel; for float32 compute the masters themselves
 //   grad_acc   the optimizer's float32 gradient buffer: sums over the micro-batches of a step,
-//              zeroed by the update (one kernel)
+//              zeroed by the update (one kernel); without accumulation (grad_accum 1) the micro
+//              step writes it instead (no zero fill, and no read of zeros: 8 bytes a parameter less
+//              per step, the weight gradients' kernels store their float32 results straight there)
 //   m, v       AdamW's state
 // Per step:
-//   micro (x grad_accum)   loss_sum/T forward + backward; grad_acc[run] += float32(grad)  [Jit "micro"]
+//   micro (x grad_accum)   loss_sum/T forward + backward; grad_acc[run] += float32(grad), or = with
+//                          grad_accum 1 (a parameter's gradient is defined in every step or in
+//                          none: the graph is the same each step)  [Jit "micro"]
 //   update                 norm = |grad_acc| (one flat reduction); AdamW's m, v and p over the
 //                          flat buffers and compute = cast(masters), one kernel of four outputs
-//                          (schedule/multi_output.h; the clip scale applied inside); grad_acc = 0:
-//                          3-4 kernels whatever the model [Jit "update"]
+//                          (schedule/multi_output.h; the clip scale applied inside); grad_acc = 0
+//                          with accumulation: 2-4 kernels whatever the model [Jit "update"]
 // where T = micro_batch * seq_len * grad_accum, so grad_acc ends as the gradient of the mean token
 // loss of the whole step. The per-step AdamW numbers enter the update as an input tensor, so both
 // captured steps replay with no scheduling (docs/jit.md); with jit off the same functions run eagerly.
@@ -122,6 +126,9 @@ class TrainStep {
   void make_optimizer(Replica& r);
   void make_compute(Replica& r);
   bool parallel() const { return replicas_.size() > 1; }
+  // Whether the micro step writes the step's sums (gradients, data-parallel loss) rather than adding
+  // to sums the update zeroed: when there is one micro step per step.
+  bool assign_sums() const { return o_.grad_accum == 1; }
   int64_t rows() const { return o_.micro_batch / static_cast<int64_t>(replicas_.size()); }
   Replica& first() { return replicas_[local_[0]]; }
   const Replica& first() const { return replicas_[local_[0]]; }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 
 #include "common/user_error.h"
 #include "llm/micro_llama.h"
@@ -55,23 +56,30 @@ TEST(TrainStep, JitReplayEqualsEagerBitForBit) {
 // outputs, schedule/multi_output.h; the zero fill; the norm's reduction may be split in two), not
 // several per parameter.
 TEST(TrainStep, UpdateIsAFewKernelsWhateverTheModelSize) {
-  std::vector<size_t> items;
-  for (int64_t layers : {1, 4}) {
-    Tensor::manual_seed(23);
-    LlamaConfig c = micro();
-    c.n_layers = layers;
-    Llama m(c);
-    TrainStep ts(m, options(2, 1, dtypes::bfloat16, true));
-    for (int s = 0; s < 3; s++) {
-      Data d = batch(s, 2, 8);
-      ts.step({{d.tokens.data(), d.labels.data()}}, 1e-2);
+  // items of the update by accumulation (1: no zero fill, the micro step writes the sums) and layers
+  std::map<int64_t, std::vector<size_t>> items;
+  for (int64_t accum : {1, 2}) {
+    for (int64_t layers : {1, 4}) {
+      Tensor::manual_seed(23);
+      LlamaConfig c = micro();
+      c.n_layers = layers;
+      Llama m(c);
+      TrainStep ts(m, options(2, accum, dtypes::bfloat16, true));
+      for (int s = 0; s < 3; s++) {
+        std::vector<Data> d;
+        for (int64_t a = 0; a < accum; a++) d.push_back(batch(s * 2 + static_cast<int>(a), 2, 8));
+        std::vector<HostBatch> micro;
+        for (const Data& x : d) micro.push_back({x.tokens.data(), x.labels.data()});
+        ts.step(micro, 1e-2);
+      }
+      items[accum].push_back(ts.update_items());
+      EXPECT_EQ(m.params().items().size(), static_cast<size_t>(3 + 9 * layers));
     }
-    items.push_back(ts.update_items());
-    EXPECT_EQ(m.params().items().size(), static_cast<size_t>(3 + 9 * layers));
   }
-  for (size_t n : items) {
-    EXPECT_GE(n, 3u);
-    EXPECT_LE(n, 4u);
+  for (size_t i = 0; i < 2; i++) {
+    EXPECT_GE(items[1][i], 2u);
+    EXPECT_LE(items[1][i], 3u);
+    EXPECT_EQ(items[2][i], items[1][i] + 1) << "accumulation adds the zero fill of the sums";
   }
 }
 
