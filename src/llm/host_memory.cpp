@@ -48,9 +48,9 @@ void check_fits_host_memory(const LlamaConfig& c, const TrainStepOptions& step, 
   char params[32];
   std::snprintf(params, sizeof params, "%.2f B", static_cast<double>(c.num_params()) / 1e9);
   LG_USER_CHECK(
-      false, "train: model ", c.name, " (", params, " parameters) needs at least ", gib(need),
-      " of host memory on ", device, replicas > 1 ? str(" (", replicas, " replicas)") : std::string(),
-      " for its ", what.str(), " (", per_param, " bytes a parameter, before activations); this machine has ",
+      false, "model ", c.name, " (", params, " parameters) needs at least ", gib(need), " of host memory on ",
+      device, replicas > 1 ? str(" (", replicas, " replicas)") : std::string(), " for its ", what.str(), " (",
+      per_param, " bytes a parameter, before activations); this machine has ",
       gib(static_cast<double>(available)),
       " available (MemAvailable, /proc/meminfo): choose a smaller --model, cut this one (--set layers=N), "
       "or train on a GPU (DEVICE=CUDA)");
