@@ -91,7 +91,11 @@ static LlamaConfig validated(LlamaConfig c) {
 
 // Members are initialized in declaration order, which is also the order of random draws:
 // embedding, then each block (q, k, v, o, gate, down, up), then the head.
-Llama::Llama(LlamaConfig config)
+Llama::Llama(LlamaConfig config) : Llama(std::move(config), nn::init::Deferred{}) {}
+
+// `params` is a temporary of the delegating constructor's initializer: it lives through this whole
+// constructor, so every member's initializer records into it.
+Llama::Llama(LlamaConfig config, nn::init::Deferred&& params)
     : tok_embeddings(validated(config).vocab_size, config.dim, config.init_std),
       layers([&] {
         std::vector<LlamaBlock> v;
@@ -101,7 +105,9 @@ Llama::Llama(LlamaConfig config)
       }()),
       norm(config.dim, config.norm_eps),
       output(config.dim, config.vocab_size, false, config.init_std),
-      cfg_(std::move(config)) {}
+      cfg_(std::move(config)) {
+  params.realize();
+}
 
 nn::ParamList Llama::params() const {
   nn::ParamList p;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "llm/llama_config.h"
+#include "nn/init.h"
 #include "nn/layers.h"
 
 namespace lg::llm {
@@ -40,6 +41,7 @@ class Llama {
  public:
   // Random MLPerf initialization, drawn from Tensor's generator in parameter order: normal with
   // init_std, and init_std/sqrt(2*n_layers) for the attention output projection and w2; norm gains 1.
+  // The parameters are realized together at the end (nn::init::Deferred).
   explicit Llama(LlamaConfig config);
 
   const LlamaConfig& config() const { return cfg_; }
@@ -67,6 +69,8 @@ class Llama {
   nn::Linear output;
 
  private:
+  // Builds the layers inside `params`' scope, then realizes them all.
+  Llama(LlamaConfig config, nn::init::Deferred&& params);
   Tensor attention(const LlamaBlock& b, const Tensor& x, const Tensor& cos, const Tensor& sin) const;
   // The rotary tables for sequence length seq, uploaded once and cached.
   struct PositionTables {

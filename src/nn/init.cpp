@@ -6,13 +6,31 @@
 
 namespace lg::nn::init {
 
-// A realized copy of t in a buffer of its own (a constant's expand has no buffer to assign into).
-static Tensor materialize(const Tensor& t) { return t.contiguous().realize(); }
+static thread_local Deferred* deferring = nullptr;  // the innermost live scope on this thread
+
+Deferred::Deferred() : outer_(deferring) { deferring = this; }
+Deferred::~Deferred() { deferring = outer_; }
+
+void Deferred::realize() {
+  if (!pending_.empty()) Tensor::realize(pending_);
+  pending_.clear();
+}
+
+// A copy of t in a buffer of its own (a constant's expand has no buffer to assign into), realized
+// now. Only drawn tensors may be deferred (deferrable): the IR is hash-consed, so two unrealized
+// ones() of one shape are one node, and realizing it would give both parameters one buffer; each
+// draw is a graph of its own (its counter), and a constant's kernel is one compile for all.
+static Tensor materialize(const Tensor& t, bool deferrable = false) {
+  Tensor c = t.contiguous();
+  if (!deferring || !deferrable) return c.realize();
+  deferring->record(c);
+  return c;
+}
 
 Tensor normal(const Shape& shape, double std, DType dtype, const std::string& device) {
   LG_USER_CHECK(std >= 0, "init::normal: std must be >= 0, got ", std);
   Tensor r = Tensor::randn(shape, dtypes::float32, device);
-  return materialize((r * std).cast(dtype));
+  return materialize((r * std).cast(dtype), true);
 }
 
 Tensor scaled_normal(const Shape& shape, double std, int64_t num_layers, DType dtype,

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <future>
 #include <limits>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -16,7 +16,6 @@
 #include "runtime/disk_cache.h"
 #include "runtime/program_build.h"
 #include "runtime/realize.h"
-#include "runtime/thread_pool.h"
 
 namespace lg {
 namespace {
@@ -151,26 +150,31 @@ bool matches_reference(const ScheduleItem& item, const Candidate& c, const Timin
   return false;
 }
 
-// Lowers and compiles every candidate (in parallel, one per core), then runs them one at a time
-// with nothing else running: each on scratch outputs reset to their start (TimingArgs), timed,
-// then checked against the reference (a candidate that does not match gets no time). `fastest` is
-// the best time seen in this search so far (updated).
+// Lowers and compiles every candidate (compile_programs: together, on every core), then runs them one at a
+// time with nothing else running: each on scratch outputs reset to their start (TimingArgs), timed, then
+// checked against the reference (a candidate that does not match gets no time). `fastest` is the best time
+// seen in this search so far (updated).
 void measure(Device& dev, const ScheduleItem& item, std::vector<Candidate>& cands, TimingArgs& timing, Reference& ref,
              double& fastest) {
   int lanes = dev.renderer() ? dev.renderer()->vector_lanes() : 0;
   std::vector<std::unique_ptr<Program>> programs(cands.size());
-  auto build = [&](size_t i) {
+  std::vector<std::optional<PendingProgram>> pending(cands.size());  // none: the Opts do not apply
+  std::vector<std::pair<Device*, PendingProgram*>> to_compile;
+  for (size_t i = 0; i < cands.size(); i++) {
     try {
-      programs[i] = build_program(dev, lower_kernel(item.ast, item.name, cands[i].opts, lanes)).program;
+      pending[i] = render_program(dev, lower_kernel(item.ast, item.name, cands[i].opts, lanes));
     } catch (const OptError&) {
+      continue;
     }
-  };
-  size_t batch = static_cast<size_t>(std::max(1, threads()));
-  for (size_t i = 0; i < cands.size(); i += batch) {
-    std::vector<std::future<void>> running;
-    for (size_t j = i; j < std::min(cands.size(), i + batch); j++) running.push_back(std::async(std::launch::async, build, j));
-    for (auto& f : running) f.get();
+    if (pending[i]->needs_compile) to_compile.emplace_back(&dev, &*pending[i]);
   }
+  compile_programs(to_compile);
+  std::vector<const LinearProgram*> loads;
+  for (auto& p : pending)
+    if (p) loads.push_back(&p->prog);
+  dev.prepare_loads(loads);
+  for (size_t i = 0; i < cands.size(); i++)
+    if (pending[i]) programs[i] = load_program(dev, *pending[i]).program;
   for (size_t i = 0; i < cands.size(); i++) {
     if (!programs[i]) continue;
     timing.reset();

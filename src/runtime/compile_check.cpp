@@ -82,6 +82,19 @@ class CompileCheckDevice : public Device {
     if (!run_ || !search_) return nullptr;
     return gpu_beam_space(ast, knobs());
   }
+  // The C programs of these kernels compiled together (compile_programs), into the disk cache that
+  // load's build_program reads (with CACHE=0 each builds again there, alone).
+  void prepare_loads(const std::vector<const LinearProgram*>& progs) override {
+    if (!run_) return;
+    std::vector<PendingProgram> pending;
+    pending.reserve(progs.size());  // compile_programs holds pointers to them
+    std::vector<std::pair<Device*, PendingProgram*>> to_compile;
+    for (const LinearProgram* p : progs) {
+      pending.push_back(render_program(*cpu_, *p));
+      if (pending.back().needs_compile) to_compile.emplace_back(cpu_.get(), &pending.back());
+    }
+    compile_programs(to_compile);
+  }
   // binary: the GPU compiler's output for the GPU source; the program that runs is the C one.
   std::unique_ptr<Program> load(const LinearProgram& prog, const std::string& source, const std::vector<uint8_t>& binary) override {
     LG_CHECK(!binary.empty(), prog.name, ": no GPU binary");

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "base/error.h"
 #include "codegen/heuristic.h"
 #include "codegen/render_c.h"
+#include "runtime/c_batch.h"
 #include "runtime/file_text.h"
 #include "runtime/host_allocator.h"
 #include "runtime/host_cpu.h"
@@ -24,7 +26,7 @@
 namespace lg {
 namespace {
 
-std::atomic<size_t> compiles{0};
+std::atomic<size_t> compiles{0}, compiler_runs{0};
 
 // clang (or gcc) from the command line; flags keep IEEE semantics (no contraction into FMA, no
 // fast-math) so results match the interpreter, and -fwrapv makes signed overflow wrap as the IR says.
@@ -69,12 +71,71 @@ class CCompiler : public Compiler {
     std::error_code ec;
     std::filesystem::remove_all(d, ec);
     compiles++;
+    compiler_runs++;
     if (rc != 0)
       internal_error(__FILE__, __LINE__, str("C compiler failed (", cmd, "):\n", msg, "\n--- source ---\n", source));
     return {so_bytes.begin(), so_bytes.end()};
   }
 
+  // The batchable sources (runtime/c_batch.h) build as one unit: one compiler run, then `ld` links
+  // each kernel's shared object out of the unit's object, keeping only the sections its function
+  // reaches (-ffunction-sections, --gc-sections) and exporting it as lg_kernel. The others (a
+  // kernel with helpers of its own, a checking device's large -O0 source, no `ld` on the PATH)
+  // build one at a time. A unit that fails builds again one source at a time, so the failing
+  // kernel's error is compile()'s: its own message and source.
+  bool batches() const override { return direct_link_; }
+  std::vector<std::vector<uint8_t>> compile_many(const std::vector<std::string>& sources) const override {
+    std::vector<std::vector<uint8_t>> out(sources.size());
+    std::vector<size_t> unit;
+    for (size_t i = 0; i < sources.size(); i++)
+      if (direct_link_ && c_batchable(sources[i]) && !(checking_ && sources[i].size() > kCheckLargeSource))
+        unit.push_back(i);
+      else
+        out[i] = compile(sources[i]);
+    if (unit.size() >= 2 && compile_unit(sources, unit, out)) return out;
+    for (size_t i : unit) out[i] = compile(sources[i]);
+    return out;
+  }
+
  private:
+  // Builds sources[unit[k]] as one unit into out[unit[k]]; false when the compiler or a link failed.
+  bool compile_unit(const std::vector<std::string>& sources, const std::vector<size_t>& unit,
+                    std::vector<std::vector<uint8_t>>& out) const {
+    auto start = std::chrono::steady_clock::now();
+    char dir[] = "/tmp/lazygrad-cc-XXXXXX";
+    LG_CHECK(mkdtemp(dir) != nullptr, "cannot create a temporary folder for the C compiler");
+    std::string d = dir;
+    std::vector<std::string> own;
+    for (size_t i : unit) own.push_back(sources[i]);
+    std::string text = c_batch_source(own);
+    std::ofstream(d + "/unit.c") << text;
+    std::ofstream(d + "/exports.map") << "{ global: lg_kernel; local: *; };\n";
+    // One script, not one shell per link: a unit may hold hundreds of kernels.
+    std::string script = str("set -e\ncd ", d, "\n", cc_, " -O2 ", flags_,
+                             " -ffunction-sections -fdata-sections -c unit.c -o unit.o\n");
+    for (size_t k = 0; k < unit.size(); k++)
+      script +=
+          str("ld -shared --gc-sections --version-script exports.map --defsym lg_kernel=", c_batch_entry(k),
+              " unit.o -o k", k, ".so -lm\n");
+    std::ofstream(d + "/build.sh") << script;
+    bool ok = std::system(str("sh ", d, "/build.sh > ", d, "/err.txt 2>&1").c_str()) == 0;
+    for (size_t k = 0; ok && k < unit.size(); k++) {
+      std::string so = read_file_text(str(d, "/k", k, ".so"));
+      ok = !so.empty();
+      out[unit[k]].assign(so.begin(), so.end());
+    }
+    std::error_code ec;
+    std::filesystem::remove_all(d, ec);
+    compiler_runs++;
+    if (!ok) return false;
+    compiles += unit.size();
+    if (config().debug >= 2)
+      std::fprintf(stderr, "CPU compiler: %zu kernels in one unit (%zu KiB of C) in %.2f s\n", unit.size(),
+                   text.size() >> 10,
+                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return true;
+  }
+
   bool checking_;
   std::string cc_, flags_;
   bool direct_link_ = false;
@@ -150,5 +211,7 @@ std::unique_ptr<Device> make_cpu_device(const std::string& name) { return std::m
 std::unique_ptr<Device> make_checking_cpu_device(const std::string& name) { return std::make_unique<CpuDevice>(name, true); }
 
 size_t cpu_compiles() { return compiles.load(); }
+
+size_t cpu_compiler_runs() { return compiler_runs.load(); }
 
 }  // namespace lg

@@ -16,7 +16,11 @@ std::unique_ptr<Device> make_cpu_device(const std::string& name);
 // what such a program costs, since most run once).
 std::unique_ptr<Device> make_checking_cpu_device(const std::string& name);
 
-// Number of times the C compiler ran in this process (cache misses).
+// Number of kernels the C compiler built in this process (cache misses).
 size_t cpu_compiles();
+
+// Number of times the C compiler ran in this process: one run builds one kernel, or many in one
+// unit (Compiler::compile_many, runtime/c_batch.h).
+size_t cpu_compiler_runs();
 
 }  // namespace lg

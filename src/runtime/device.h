@@ -41,6 +41,17 @@ class Compiler {
   virtual ~Compiler() = default;
   // Compiles source; errors are internal errors that show the source and the compiler's message.
   virtual std::vector<uint8_t> compile(const std::string& source) const = 0;
+  // compile() of each source, out[i] for sources[i]; a compiler that builds several sources in one
+  // run (the C compiler: runtime/c_batch.h) overrides it and batches(). The default compiles one at
+  // a time.
+  virtual std::vector<std::vector<uint8_t>> compile_many(const std::vector<std::string>& sources) const {
+    std::vector<std::vector<uint8_t>> out;
+    for (const std::string& s : sources) out.push_back(compile(s));
+    return out;
+  }
+  // Whether compile_many of several sources costs less than a compile() of each (compile_programs
+  // then gives it groups of many sources; else one source a call).
+  virtual bool batches() const { return false; }
   // Identifies compiler, flags and target: part of every cache key.
   virtual std::string key() const = 0;
 };
@@ -92,6 +103,10 @@ class Device {
   // devices without them).
   virtual std::unique_ptr<Program> load(const LinearProgram& prog, const std::string& source,
                                         const std::vector<uint8_t>& binary) = 0;
+  // Called before load() of each of these programs (realize's new kernels, BEAM's candidates), so
+  // a device that builds more for a program than its binary builds it for all of them at once: the
+  // compile-check devices compile their kernels' C programs together (runtime/compile_check.h).
+  virtual void prepare_loads(const std::vector<const LinearProgram*>& progs) { (void)progs; }
 };
 
 // The device named "NAME" or "NAME:i" ("X:0" is "X"); created on first use. Unknown names are user

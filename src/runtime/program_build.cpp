@@ -1,12 +1,18 @@
 #include "runtime/program_build.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <exception>
+#include <map>
 #include <mutex>
+#include <string_view>
 
 #include "base/config.h"
 #include "ir/attention.h"
 #include "runtime/beam.h"
 #include "runtime/disk_cache.h"
+#include "runtime/thread_pool.h"
 
 namespace lg {
 
@@ -27,6 +33,80 @@ void compile_program(Device& dev, PendingProgram& p) {
   if (!p.needs_compile || !p.binary.empty()) return;
   p.binary = dev.compiler()->compile(p.source);
   cache_put("kernels", dev.compiler()->key() + "\n" + p.source, p.binary);
+}
+
+namespace {
+
+// One Compiler::compile_many call: distinct sources, and the programs each one's binary goes to.
+struct CompileGroup {
+  const Compiler* compiler = nullptr;
+  std::string key;  // the compiler's identity (Compiler::key)
+  std::vector<std::string_view> sources;
+  std::vector<std::vector<PendingProgram*>> programs;  // by source
+  size_t bytes = 0;
+};
+
+// The groups of the programs that need a compile: per compiler identity, the distinct sources dealt
+// into up to threads() groups of about equal bytes where the compiler batches, else one a group.
+std::vector<CompileGroup> compile_groups(const std::vector<std::pair<Device*, PendingProgram*>>& programs) {
+  struct Sources {
+    const Compiler* compiler;
+    std::map<std::string_view, std::vector<PendingProgram*>> by_source;  // views of the programs' sources
+  };
+  std::map<std::string, Sources> by_key;
+  for (auto& [dev, p] : programs) {
+    if (!p->needs_compile || !p->binary.empty()) continue;
+    const Compiler* c = dev->compiler();
+    Sources& s = by_key.try_emplace(c->key(), Sources{c, {}}).first->second;
+    s.by_source[p->source].push_back(p);
+  }
+  std::vector<CompileGroup> groups;
+  for (auto& [key, s] : by_key) {
+    std::vector<std::pair<std::string_view, std::vector<PendingProgram*>*>> items;
+    for (auto& [src, ps] : s.by_source) items.emplace_back(src, &ps);
+    std::stable_sort(items.begin(), items.end(),
+                     [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+    size_t first = groups.size(),
+           n = s.compiler->batches() ? std::min(items.size(), static_cast<size_t>(std::max(1, threads())))
+                                     : items.size();
+    for (size_t g = 0; g < n; g++) groups.push_back({s.compiler, key, {}, {}, 0});
+    for (auto& [src, ps] : items) {
+      CompileGroup& g =
+          *std::min_element(groups.begin() + first, groups.end(),
+                            [](const CompileGroup& a, const CompileGroup& b) { return a.bytes < b.bytes; });
+      g.sources.push_back(src);
+      g.programs.push_back(*ps);
+      g.bytes += src.size();
+    }
+  }
+  return groups;
+}
+
+}  // namespace
+
+void compile_programs(const std::vector<std::pair<Device*, PendingProgram*>>& programs) {
+  std::vector<CompileGroup> groups = compile_groups(programs);
+  if (groups.empty()) return;
+  std::atomic<size_t> next{0};
+  std::mutex error_mu;
+  std::exception_ptr error;
+  auto run = [&](CompileGroup& g) {
+    std::vector<std::vector<uint8_t>> bins = g.compiler->compile_many({g.sources.begin(), g.sources.end()});
+    for (size_t i = 0; i < g.sources.size(); i++) {
+      cache_put("kernels", g.key + "\n" + std::string(g.sources[i]), bins[i]);
+      for (PendingProgram* p : g.programs[i]) p->binary = bins[i];
+    }
+  };
+  parallel_for(std::min<int64_t>(threads(), static_cast<int64_t>(groups.size())), [&](int64_t b, int64_t e) {
+    for (int64_t w = b; w < e; w++)  // each worker takes the next group until none is left
+      for (size_t j; (j = next++) < groups.size();) try {
+          run(groups[j]);
+        } catch (...) {
+          std::lock_guard lock(error_mu);
+          if (!error) error = std::current_exception();
+        }
+  });
+  if (error) std::rethrow_exception(error);
 }
 
 BuiltProgram load_program(Device& dev, PendingProgram& p) {

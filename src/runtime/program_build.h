@@ -32,6 +32,15 @@ PendingProgram render_program(Device& dev, LinearProgram prog);
 void compile_program(Device& dev, PendingProgram& p);
 BuiltProgram load_program(Device& dev, PendingProgram& p);
 
+// compile_program for many at once (realize's new kernels, BEAM's candidates). A source rendered
+// alike for several devices with one compiler identity (a kernel on CPU:0 and CPU:1) compiles
+// once. Per compiler identity the sources are dealt into up to threads() groups of about equal
+// bytes (the largest first, each to the lightest group) where the compiler batches
+// (Compiler::batches), else one source a group; each group is one Compiler::compile_many call, the
+// groups on the thread pool, a worker taking the next group as it finishes one. The
+// binaries go to the disk cache. The first exception (a user error) is rethrown after all groups.
+void compile_programs(const std::vector<std::pair<Device*, PendingProgram*>>& programs);
+
 // The Opts a kernel runs with on dev: none with NOOPT=1, BEAM search with BEAM=n (n > 0) where the
 // device has a search space for it (Device::beam_space), else the device's heuristic.
 std::vector<Opt> choose_opts(Device& dev, const ScheduleItem& item);

@@ -1,8 +1,6 @@
 #include "runtime/realize.h"
 
-#include <atomic>
 #include <chrono>
-#include <exception>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -19,7 +17,6 @@
 #include "runtime/device.h"
 #include "runtime/profile.h"
 #include "runtime/program_build.h"
-#include "runtime/thread_pool.h"
 #include "runtime/transfer.h"
 #include "schedule/schedule.h"
 
@@ -65,12 +62,13 @@ std::shared_ptr<Program> program_for(Device& dev, const ScheduleItem& item) {
 }
 
 // The programs of the schedule's kernels that have none yet, their compiles (disk cache misses)
-// run on the thread pool at once: a cold start of a training step (100-200 kernels at 0.1-1 s each)
-// waits for about 1/threads of the sum. Lowering, rendering and loading stay on this thread in
-// schedule order (they use the IR's tables, BEAM's timings and the device's context); only
-// Compiler::compile runs elsewhere. Not with BEAM, which times its candidates one at a time.
+// together (compile_programs: many kernels a compiler run, the runs on the thread pool): a cold
+// start of a training step (100-200 kernels) waits for a few compiler runs, not one per kernel.
+// Lowering, rendering and loading stay on this thread in schedule order (they use the IR's tables,
+// BEAM's timings and the device's context); only the compiles run elsewhere. Not with BEAM, which
+// times its candidates one at a time.
 void build_programs(const Schedule& s) {
-  if (config().beam > 0 || threads() < 2) return;
+  if (config().beam > 0) return;
   std::vector<std::pair<Device*, const ScheduleItem*>> items;
   std::set<std::pair<std::string, const Node*>> seen;
   for (const ScheduleItem& item : s.items) {
@@ -80,26 +78,16 @@ void build_programs(const Schedule& s) {
     if (seen.insert({dev.name(), item.ast.get()}).second) items.emplace_back(&dev, &item);
   }
   std::vector<PendingProgram> pending;
-  std::vector<size_t> to_compile;
+  pending.reserve(items.size());  // compile_programs holds pointers to them
+  std::vector<std::pair<Device*, PendingProgram*>> to_compile;
   for (auto& [dev, item] : items) {
     pending.push_back(render_for(*dev, *item));
-    if (pending.back().needs_compile) to_compile.push_back(pending.size() - 1);
+    if (pending.back().needs_compile) to_compile.emplace_back(dev, &pending.back());
   }
-  if (to_compile.size() >= 2) {
-    std::atomic<size_t> next{0};
-    std::mutex error_mu;
-    std::exception_ptr error;  // the first compile's exception (a user error), thrown here after all
-    parallel_for(threads(), [&](int64_t b, int64_t e) {
-      for (int64_t w = b; w < e; w++)  // each worker takes the next compile until none is left
-        for (size_t j; (j = next++) < to_compile.size();) try {
-            compile_program(*items[to_compile[j]].first, pending[to_compile[j]]);
-          } catch (...) {
-            std::lock_guard lock(error_mu);
-            if (!error) error = std::current_exception();
-          }
-    });
-    if (error) std::rethrow_exception(error);
-  }
+  compile_programs(to_compile);
+  std::map<Device*, std::vector<const LinearProgram*>> loads;
+  for (size_t i = 0; i < items.size(); i++) loads[items[i].first].push_back(&pending[i].prog);
+  for (auto& [dev, progs] : loads) dev->prepare_loads(progs);
   for (size_t i = 0; i < items.size(); i++) keep_program(*items[i].first, *items[i].second, pending[i]);
 }
 

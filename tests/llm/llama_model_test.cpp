@@ -6,6 +6,7 @@
 #include "common/user_error.h"
 #include "ir/dtype.h"
 #include "llm/llama.h"
+#include "nn/init.h"
 
 namespace lg::llm {
 namespace {
@@ -46,6 +47,13 @@ TEST(LlamaModel, ParametersHaveHuggingFaceNamesShapesAndMLPerfInit) {
   EXPECT_NEAR(stdev(p.at("model.layers.0.self_attn.o_proj.weight")), 0.01, 0.0006);  // 0.02/sqrt(2*2)
   EXPECT_NEAR(stdev(p.at("model.layers.0.mlp.down_proj.weight")), 0.01, 0.0006);
   EXPECT_EQ(p.at("model.norm.weight").to_doubles(), std::vector<double>(64, 1.0));
+  // drawn together (nn::init::Deferred), realized by the constructor, the values of the draws made
+  // one at a time in parameter order (the embedding first, then q_proj of layer 0)
+  for (const auto& [name, t] : p.items()) EXPECT_NE(t.node()->op, Op::CONTIGUOUS) << name << " is realized";
+  Tensor::manual_seed(3);
+  Tensor embed = nn::init::normal({512, 64}, 0.02), q0 = nn::init::normal({64, 64}, 0.02);
+  EXPECT_EQ(p.at("model.embed_tokens.weight").to_doubles(), embed.to_doubles());
+  EXPECT_EQ(p.at("model.layers.0.self_attn.q_proj.weight").to_doubles(), q0.to_doubles());
 }
 
 TEST(LlamaModel, LogitsAreCausal) {

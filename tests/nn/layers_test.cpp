@@ -78,6 +78,37 @@ TEST(Init, NormalHasTheRequestedSpreadAndIsRealized) {
   EXPECT_EQ(vals(init::ones({2}, dtypes::bfloat16)), (std::vector<double>{1, 1}));
 }
 
+// Inside a Deferred scope the draws stay lazy until realize(), which realizes them together; the
+// values are those of the same draws made one at a time. Constants are realized at once and stay
+// separate buffers (unrealized, two ones() of one shape would be one node).
+TEST(Init, DeferredDrawsAreRealizedTogetherWithTheSameValues) {
+  Tensor::manual_seed(11);
+  std::vector<double> eager_a = vals(init::normal({8, 4}, 0.5)),
+                      eager_b = vals(init::scaled_normal({4, 8}, 0.5, 2));
+  Tensor::manual_seed(11);
+  Tensor a, b, one1, one2;
+  {
+    init::Deferred scope;
+    a = init::normal({8, 4}, 0.5);
+    one1 = init::ones({3});
+    b = init::scaled_normal({4, 8}, 0.5, 2);
+    one2 = init::ones({3});
+    EXPECT_EQ(a.node()->op, Op::CONTIGUOUS);
+    EXPECT_EQ(b.node()->op, Op::CONTIGUOUS);
+    EXPECT_NE(one1.node()->op, Op::CONTIGUOUS);
+    scope.realize();
+    EXPECT_NE(a.node()->op, Op::CONTIGUOUS);
+    EXPECT_NE(b.node()->op, Op::CONTIGUOUS);
+  }
+  EXPECT_EQ(vals(a), eager_a);
+  EXPECT_EQ(vals(b), eager_b);
+  EXPECT_NE(one1.node(), one2.node());
+  one1.assign(Tensor::from_vector<float>({2, 2, 2}, {3})).realize();
+  EXPECT_EQ(vals(one2), (std::vector<double>{1, 1, 1}));
+  // after the scope, draws are realized at once again
+  EXPECT_NE(init::normal({2}, 1).node()->op, Op::CONTIGUOUS);
+}
+
 TEST(ParamList, NamesAreUniqueAndPrefixed) {
   Linear a(2, 2), b(2, 3);
   ParamList ps;

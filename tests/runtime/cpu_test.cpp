@@ -81,14 +81,29 @@ std::vector<std::vector<float>> three_kernels(const std::string& device) {
 
 TEST(Cpu, AScheduleCompilesItsNewKernelsTogetherAndEachOnce) {
   CacheDir dir;
-  size_t compiles = cpu_compiles(), built = programs_built();
+  size_t compiles = cpu_compiles(), built = programs_built(), runs = cpu_compiler_runs();
   std::vector<std::vector<float>> got = three_kernels("CPU");
   EXPECT_EQ(got, three_kernels("INTERP"));
   EXPECT_GE(cpu_compiles() - compiles, 3u);
   EXPECT_EQ(cpu_compiles() - compiles, programs_built() - built - 3);  // minus the interpreter's
+  // one compiler run per group of kernels (runtime/c_batch.h), a group per thread at most
+  EXPECT_LE(cpu_compiler_runs() - runs,
+            std::min<size_t>(static_cast<size_t>(threads()), cpu_compiles() - compiles));
   compiles = cpu_compiles();
   EXPECT_EQ(three_kernels("CPU"), got);
   EXPECT_EQ(cpu_compiles(), compiles);
+}
+
+// One kernel on two CPU devices in one schedule: the same source for the same compiler, built once.
+TEST(Cpu, AKernelRenderedAlikeForTwoDevicesCompilesOnce) {
+  CacheDir dir;
+  NodeRef a = input("CPU:0", {9, 5}, 0.5f), b = input("CPU:1", {9, 5}, 0.5f);
+  size_t compiles = cpu_compiles(), built = programs_built();
+  std::vector<NodeRef> out = realize(make(Op::SINK, dtypes::void_, {a * a + a, b * b + b}));
+  EXPECT_EQ(programs_built() - built, 2u);
+  EXPECT_EQ(cpu_compiles() - compiles, 1u);
+  EXPECT_EQ(values(out[0]), values(out[1]));
+  EXPECT_EQ(values(out[0])[1], 0.5f * 2 * (0.5f * 2) + 0.5f * 2);  // x[1] = 0.5 * (7 % 11 - 5) = 1
 }
 
 TEST(Cpu, ConcurrentWritersOfOneCacheEntryAreSafe) {
