@@ -34,10 +34,11 @@ BuiltProgram load_program(Device& dev, PendingProgram& p);
 
 // compile_program for many at once (realize's new kernels, BEAM's candidates). A source rendered
 // alike for several devices with one compiler identity (a kernel on CPU:0 and CPU:1) compiles
-// once. Per compiler identity the sources are dealt into up to threads() groups of about equal
-// bytes (the largest first, each to the lightest group) where the compiler batches
-// (Compiler::batches), else one source a group; each group is one Compiler::compile_many call, the
-// groups on the thread pool, a worker taking the next group as it finishes one. The
+// once. Per compiler identity the sources are dealt into groups of about equal bytes (the largest
+// first, each to the lightest group: threads() groups, more where they would pass 512 KiB of
+// source) where the compiler batches (Compiler::batches), else one source a group; each group is
+// one Compiler::compile_many call, the groups on the thread pool, a worker taking the next group
+// as it finishes one. The
 // binaries go to the disk cache. The first exception (a user error) is rethrown after all groups.
 void compile_programs(const std::vector<std::pair<Device*, PendingProgram*>>& programs);
 
