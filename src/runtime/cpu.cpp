@@ -124,9 +124,13 @@ class CCompiler : public Compiler {
       ok = !so.empty();
       out[unit[k]].assign(so.begin(), so.end());
     }
+    std::string msg = ok ? "" : read_file_text(d + "/err.txt");
     std::error_code ec;
     std::filesystem::remove_all(d, ec);
     compiler_runs++;
+    if (!ok && config().debug >= 1)
+      std::fprintf(stderr, "CPU compiler: a unit of %zu kernels failed; building them one at a time:\n%s\n", unit.size(),
+                   msg.substr(0, 2000).c_str());
     if (!ok) return false;
     compiles += unit.size();
     if (config().debug >= 2)
