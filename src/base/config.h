@@ -41,6 +41,9 @@
 //           operand outruns L2 (default), 0: never (codegen/heuristic.cpp; BEAM may still pick it)
 //   PACK    1: the CPU heuristic packs a matmul's vector operand whose panel rows are not adjacent
 //           into a thread's own array (default), 0: never (codegen/pack.h; BEAM may still pick it)
+//   POISON  1: every new buffer, Jit arena and BEAM output is filled with 0xFF bytes (NaN in every
+//           float dtype) before its first kernel, so a kernel that reads memory nothing wrote
+//           shows it; 0: memory as the allocator hands it back (default; runtime/device.h)
 //   CUDA_PATH  the CUDA toolkit (NVRTC and its headers; default: next to libnvrtc, /usr/local/cuda)
 //   RING, ALL2ALL  allreduce algorithm choice: 0 never, 1 when large (default RING=1, ALL2ALL=0),
 //           2 always (schedule/allreduce.h)
@@ -74,6 +77,8 @@ struct Config {
   bool pack = true;          // PACK=0: the CPU heuristic packs no matmul operand (codegen/pack.h)
   // RECYCLE_PAGES=0: a new host mapping takes no pooled pages (runtime/host_allocator.h)
   bool recycle_pages = true;
+  // POISON=1: new device memory is filled with 0xFF (NaNs) before use (runtime/device.h allocate)
+  bool poison = false;
   // STREAM_STORES=0: CPU kernels store large outputs as ordinary stores (codegen/streaming_stores.h)
   bool stream_stores = true;
   // Tensor-core tiling (codegen/heuristic_tc.cpp), at most: mma tiles per warp along m and n, warps

@@ -92,7 +92,7 @@ class CWriter {
   explicit CWriter(const LinearProgram& p) : p_(p) {}
 
   std::string run() {
-    out_ = std::string(kCPrelude) + kScalarPrelude;
+    out_ = c_kernel_prelude();
     for (const NodeRef& n : p_.ops)  // the hand-written kernel's functions, for its inputs' dtype
       if (n->op == Op::ATTENTION) out_ += attention_c_source(n->src[2]->dtype.base());
     out_ += "/* " + p_.name + " */\nvoid lg_kernel(void** bufs, int64_t begin, int64_t end) {\n";
@@ -397,6 +397,11 @@ std::string CWriter::alu_expr(const Node& n) {
 }
 
 }  // namespace
+
+const std::string& c_kernel_prelude() {
+  static const std::string prelude = std::string(kCPrelude) + kScalarPrelude;
+  return prelude;
+}
 
 int64_t parallel_extent(const LinearProgram& prog) {
   for (const NodeRef& n : prog.ops) {

@@ -22,4 +22,9 @@ class CRenderer : public Renderer {
 // output (LOOP) range with a constant bound; 0 when the kernel has none.
 int64_t parallel_extent(const LinearProgram& prog);
 
+// The text every rendered C kernel starts with: codegen/c_prelude.h's kCPrelude, then
+// codegen/scalar_expr.h's kScalarPrelude. What follows it is the kernel's own part (a hand-written
+// kernel's helpers, then its name comment and lg_kernel); runtime/c_batch.h relies on that.
+const std::string& c_kernel_prelude();
+
 }  // namespace lg

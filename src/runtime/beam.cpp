@@ -56,7 +56,7 @@ class TimingArgs {
     for (size_t k = 0; k < item.outputs; k++) {
       const Node& out = *item.buffers[k];
       size_t bytes = static_cast<size_t>(out.get_arg<BufferArg>().size) * itemsize(out.dtype);
-      outs_.push_back({dev.allocator().alloc(bytes), bytes, out.dtype, {}});
+      outs_.push_back({allocate(dev.allocator(), bytes), bytes, out.dtype, {}});
       if (read[k]) {
         outs_.back().start.resize(bytes);
         dev.allocator().copy_out(outs_.back().start.data(), buffer_memory(out).ptr, bytes);

@@ -55,7 +55,7 @@ BufferMemory buffer_memory(const Node& b) {
   }
   Device& dev = get_device(b.device_name());
   size_t bytes = static_cast<size_t>(b.get_arg<BufferArg>().size) * itemsize(b.dtype);
-  BufferMemory m{&dev, dev.allocator().alloc(bytes), bytes};
+  BufferMemory m{&dev, allocate(dev.allocator(), bytes), bytes};
   std::lock_guard lock(r.mu);
   auto [it, inserted] = r.live.emplace(uid, m);
   if (!inserted) {  // another thread allocated it first

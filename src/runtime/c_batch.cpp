@@ -1,22 +1,16 @@
 #include "runtime/c_batch.h"
 
 #include "base/error.h"
-#include "codegen/c_prelude.h"
-#include "codegen/scalar_expr.h"
+#include "codegen/render_c.h"
 
 namespace lg {
 namespace {
 
 constexpr const char* kEntry = "void lg_kernel(";
 
-const std::string& shared_prelude() {
-  static const std::string p = std::string(kCPrelude) + kScalarPrelude;
-  return p;
-}
-
 // The source's own part (from its name comment on), or npos when it is not batchable.
 size_t own_part(const std::string& source) {
-  const std::string& p = shared_prelude();
+  const std::string& p = c_kernel_prelude();
   if (source.compare(0, p.size(), p) != 0 || source.compare(p.size(), 3, "/* ") != 0)
     return std::string::npos;
   size_t entry = source.find(kEntry, p.size());
@@ -34,7 +28,7 @@ bool c_batchable(const std::string& source) { return own_part(source) != std::st
 std::string c_batch_entry(size_t i) { return str("lg_kernel_", i); }
 
 std::string c_batch_source(const std::vector<std::string>& sources) {
-  std::string out = shared_prelude();
+  std::string out = c_kernel_prelude();
   for (size_t i = 0; i < sources.size(); i++) {
     size_t own = own_part(sources[i]);
     LG_CHECK(own != std::string::npos, "C batch: source ", i,

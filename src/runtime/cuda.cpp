@@ -73,10 +73,12 @@ class CudaAllocator : public Allocator {
     size_t size = (std::max<size_t>(bytes, 1) + 511) / 512 * 512;
     CUdeviceptr p = take_cached(size);
     if (!p) p = fresh(size);
-    const CudaApi& a = cuda_api();
+    return reinterpret_cast<void*>(p);  // not cleared (the Allocator contract; POISON fills it)
+  }
+  // On the stream: after the work queued before, before the kernels that use the memory.
+  void fill(void* p, uint8_t byte, size_t bytes) override {
     c_.use();
-    cu_check(a.cuMemsetD8Async(p, 0, size, c_.stream), "cuMemsetD8Async");
-    return reinterpret_cast<void*>(p);
+    cu_check(cuda_api().cuMemsetD8Async(dptr(p), byte, bytes, c_.stream), "cuMemsetD8Async");
   }
   void free(void* p, size_t bytes) override {
     size_t size = (std::max<size_t>(bytes, 1) + 511) / 512 * 512;

@@ -1,18 +1,31 @@
 #include "runtime/device.h"
 
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <mutex>
 
+#include "base/config.h"
 #include "base/error.h"
 #include "runtime/beam.h"
+#include "runtime/compile_check.h"
 #include "runtime/cpu.h"
 #include "runtime/cuda.h"
-#include "runtime/compile_check.h"
 #include "runtime/interp.h"
 #include "runtime/transport.h"
 
 namespace lg {
+
+void Allocator::fill(void* p, uint8_t byte, size_t bytes) {
+  LG_CHECK(host_memory(), "this allocator's memory cannot be filled from the host");
+  std::memset(p, byte, bytes);
+}
+
+void* allocate(Allocator& a, size_t bytes) {
+  void* p = a.alloc(bytes);
+  if (config().poison && bytes > 0) a.fill(p, kPoisonByte, bytes);
+  return p;
+}
 
 double Program::timed_run(const KernelArgs& args) {
   auto t0 = std::chrono::steady_clock::now();
@@ -47,6 +60,7 @@ class RemoteAllocator : public Allocator {
   explicit RemoteAllocator(std::string name) : name_(std::move(name)) {}
   void* alloc(size_t) override { return nullptr; }
   void free(void*, size_t) override {}
+  void fill(void*, uint8_t, size_t) override {}
   void copy_in(void*, const void*, size_t) override { fail(); }
   void copy_out(void*, const void*, size_t) override { fail(); }
 

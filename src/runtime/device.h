@@ -34,7 +34,20 @@ class Allocator {
   }
   // True when pointers from alloc() are host memory (copies between two such devices are memcpy).
   virtual bool host_memory() const { return false; }
+  // Sets `bytes` bytes at p to `byte` (POISON, allocate below). Host memory: memset; a device's own
+  // memory overrides it; memory never touched here (another process's, CUDANULL's) ignores it.
+  virtual void fill(void* p, uint8_t byte, size_t bytes);
 };
+
+// The byte POISON=1 fills new memory with: 0xFF is a NaN in float32, bf16 and fp16, -1 in signed
+// integers, the largest unsigned value and a bool that is neither 0 nor 1.
+constexpr uint8_t kPoisonByte = 0xFF;
+
+// alloc(bytes) of `a`, then with POISON=1 every byte set to kPoisonByte, so a kernel that reads
+// memory nothing wrote (its own output it did not write whole, a Jit arena's slot read before its
+// kernel) shows NaNs instead of whatever the allocator handed back. How buffers, Jit arenas and
+// BEAM's outputs get memory.
+void* allocate(Allocator& a, size_t bytes);
 
 class Compiler {
  public:

@@ -91,7 +91,7 @@ void ReplayPlan::plan_arenas(const std::vector<BufferLifetime>& lifetimes) {
     for (size_t i : ids) group.push_back(lifetimes[i]);
     MemoryPlan plan = plan_memory(group);
     Device& dev = get_device(device);
-    Arena arena{&dev, dev.allocator().alloc(plan.arena_bytes), plan.arena_bytes};
+    Arena arena{&dev, allocate(dev.allocator(), plan.arena_bytes), plan.arena_bytes};
     for (size_t k = 0; k < ids.size(); k++) {
       Slot& slot = slots_[ids[k]];
       slot.arena = arenas_.size();

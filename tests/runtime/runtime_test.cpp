@@ -1,10 +1,12 @@
 // The runtime: the INTERP device on linear programs, buffers, the program cache and realize().
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
 
+#include "base/config.h"
 #include "base/error.h"
 #include "codegen/program.h"
 #include "ir/build.h"
@@ -168,6 +170,41 @@ TEST(Realize, IntermediatesAreFreedAfterTheirLastKernel) {
   EXPECT_EQ(buffer_bytes_in_use(), before + 4000);    // the output
   buffer_copy_out(*out[0], host.data(), 4000);
   EXPECT_EQ(host, std::vector<float>(1000, 18.0f));   // 1 * 2^4 + 2
+}
+
+// POISON=1: new memory (small and mapped buffers, on INTERP and CPU) holds 0xFF bytes, NaN as
+// float32; a kernel that reads a buffer nothing wrote gets NaNs, and one that writes its whole
+// output overwrites the poison with the values it computes.
+TEST(Poison, NewMemoryHoldsNaNsUntilAKernelWritesIt) {
+  struct Restore {
+    ~Restore() { config().poison = false; }
+  } restore;
+  config().poison = true;
+  for (const char* name : {"INTERP", "CPU"}) {
+    for (int64_t n : {int64_t{1000}, int64_t{1} << 20}) {  // 4 KB (heap) and 4 MiB (a mapping on CPU)
+      SCOPED_TRACE(testing::Message() << name << ", " << n << " floats");
+      NodeRef dev = device_node(name);
+      NodeRef never_written = new_buffer(dev, dtypes::float32, n);
+      std::vector<uint8_t> bytes(static_cast<size_t>(n) * 4);
+      buffer_copy_out(*never_written, bytes.data(), bytes.size());
+      EXPECT_TRUE(std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == kPoisonByte; }));
+      NodeRef one =
+          make(Op::EXPAND, dtypes::float32,
+               {make(Op::RESHAPE, dtypes::float32, {cnst(dtypes::float32, 1.0, dev)}, Shape{1})}, Shape{n});
+      std::vector<NodeRef> out = realize(make(Op::SINK, dtypes::void_, {never_written + one}));
+      std::vector<float> host(static_cast<size_t>(n));
+      buffer_copy_out(*out[0], host.data(), host.size() * 4);
+      EXPECT_TRUE(std::all_of(host.begin(), host.end(), [](float v) { return std::isnan(v); }));
+      NodeRef x = new_buffer(dev, dtypes::float32, n);
+      std::vector<float> in(static_cast<size_t>(n));
+      for (size_t i = 0; i < in.size(); i++) in[i] = static_cast<float>(i % 97);
+      buffer_copy_in(*x, in.data(), in.size() * 4);
+      out = realize(make(Op::SINK, dtypes::void_, {x + one}));
+      buffer_copy_out(*out[0], host.data(), host.size() * 4);
+      for (size_t i = 0; i < in.size(); i += 4099) ASSERT_EQ(host[i], in[i] + 1.0f) << "element " << i;
+      EXPECT_TRUE(std::none_of(host.begin(), host.end(), [](float v) { return std::isnan(v); }));
+    }
+  }
 }
 
 }  // namespace
