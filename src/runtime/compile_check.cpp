@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
 
 #include "base/error.h"
 #include "codegen/heuristic_gpu.h"
@@ -83,8 +86,8 @@ class CompileCheckDevice : public Device {
     if (!run_ || !search_) return nullptr;
     return gpu_beam_space(ast, knobs());
   }
-  // The C programs of these kernels compiled together (compile_programs), into the disk cache that
-  // load's build_program reads (with CACHE=0 each builds again there, alone).
+  // The C programs of these kernels compiled together (compile_programs), kept until load takes
+  // them: each is rendered and compiled once (also with CACHE=0), not again in load.
   void prepare_loads(const std::vector<const LinearProgram*>& progs) override {
     if (!run_) return;
     std::vector<PendingProgram> pending;
@@ -95,6 +98,9 @@ class CompileCheckDevice : public Device {
       if (pending.back().needs_compile) to_compile.emplace_back(cpu_.get(), &pending.back());
     }
     compile_programs(to_compile);
+    std::lock_guard lock(prepared_mu_);
+    prepared_.clear();  // what an earlier schedule prepared and did not load (it failed)
+    for (PendingProgram& p : pending) prepared_.emplace(p.prog.name, std::move(p));
   }
   // binary: the GPU compiler's output for the GPU source; the program that runs is the C one.
   std::unique_ptr<Program> load(const LinearProgram& prog, const std::string& source, const std::vector<uint8_t>& binary) override {
@@ -102,6 +108,7 @@ class CompileCheckDevice : public Device {
     if (record_) record_hip_source(source);  // on every load: a cached "binary" was recorded elsewhere
     kernels++;
     if (!run_) return std::make_unique<NullProgram>();
+    if (std::optional<PendingProgram> p = take_prepared(prog)) return load_program(*cpu_, *p).program;
     return build_program(*cpu_, prog).program;
   }
 
@@ -119,9 +126,25 @@ class CompileCheckDevice : public Device {
     return k;
   }
 
+  // The prepared C program of prog, if prepare_loads made one: the same name, slots and ops (the
+  // IR is hash-consed, and the entry holds its ops, so equal pointers are the same nodes).
+  std::optional<PendingProgram> take_prepared(const LinearProgram& prog) {
+    std::lock_guard lock(prepared_mu_);
+    auto [begin, end] = prepared_.equal_range(prog.name);
+    for (auto it = begin; it != end; ++it) {
+      if (it->second.prog.globals != prog.globals || it->second.prog.ops != prog.ops) continue;
+      PendingProgram p = std::move(it->second);
+      prepared_.erase(it);
+      return p;
+    }
+    return std::nullopt;
+  }
+
   bool tensor_cores_;
   bool run_, search_, record_;
   AddressSpaceAllocator null_memory_;
+  std::mutex prepared_mu_;
+  std::multimap<std::string, PendingProgram> prepared_;  // by kernel name
 };
 
 }  // namespace

@@ -16,14 +16,15 @@
 #include "codegen/program.h"
 #include "codegen/render_cuda.h"
 #include "codegen/render_hip.h"
+#include "common/realized_values.h"
 #include "common/user_error.h"
 #include "ir/build.h"
 #include "runtime/buffer.h"
 #include "runtime/compile_check.h"
+#include "runtime/cpu.h"
 #include "runtime/cuda_api.h"
 #include "runtime/disk_cache.h"
 #include "runtime/hipcc.h"
-#include "common/realized_values.h"
 #include "runtime/nvrtc.h"
 #include "runtime/program_build.h"
 #include "runtime/realize.h"
@@ -123,6 +124,27 @@ TEST(NvrtcDeathTest, CompileErrorsShowTheLogAndTheSource) {
   SKIP_WITHOUT_NVRTC();
   EXPECT_DEATH(NvrtcCompiler("sm_90").compile("extern \"C\" __global__ void lg_kernel() { int x = ; }\n"),
                "nvrtcCompileProgram failed(.|\n)*expected an expression(.|\n)*--- source ---(.|\n)*int x = ;");
+}
+
+// CUDACHECK's C programs (what runs on this machine) are compiled together before the schedule's
+// kernels load, and each load takes its program from there: every kernel's C program is compiled
+// once, also with CACHE=0 (where load once built each again, alone). fp16: kernels no other test of
+// this binary loads on CUDACHECK (programs are kept per kernel for the process).
+TEST(CudaCheck, EachCProgramIsCompiledOnceAlsoWithoutTheDiskCache) {
+  SKIP_WITHOUT_NVRTC();
+  struct Restore {
+    ~Restore() { config().cache = true; }
+  } restore;
+  config().cache = false;
+  size_t checked = compile_checked_kernels(), compiles = cpu_compiles(), runs = cpu_compiler_runs();
+  std::vector<float> got = compute("CUDACHECK", dtypes::float16);
+  size_t kernels = compile_checked_kernels() - checked;
+  EXPECT_GE(kernels, 2u);
+  EXPECT_EQ(cpu_compiles() - compiles, kernels);
+  EXPECT_LE(cpu_compiler_runs() - runs, kernels);
+  std::vector<float> want = compute("INTERP", dtypes::float16);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); i++) EXPECT_NEAR(got[i], want[i], 1e-2) << i;
 }
 
 TEST(CudaCheck, ComputesWhatTheInterpreterComputesAndEveryKernelWentThroughNvrtc) {
