@@ -51,22 +51,33 @@ bool is_reduce_range(const NodeRef& ast, const Node* u) {
 // An UPCAST of a reduce axis: REDUCE(v, ..., u, ...) -> REDUCE(v[u=0], ...) op ... op REDUCE(v[u=n-1], ...):
 // n partial accumulators over the remaining loops (one loop nest: linearize groups them), combined
 // after the loops.
+// A reduction split over a GPU thread group too (a GROUP range g among its loops: GROUPTOP) keeps
+// g outside: REDUCE(REDUCE(v[u=0], loops - g) op ... op REDUCE(v[u=n-1], loops - g), g). Each
+// thread folds its n partials first and the group combines one value (render_gpu.cpp
+// combine_threads: shuffles and barriers once per reduction, not once per partial).
 NodeRef split_accumulators(const NodeRef& ast, const NodeRef& u) {
   int64_t n = u->src[0]->const_as_int();
   PatternMatcher pm({{"split accumulators", Pat::op(Op::REDUCE), [&](const Match& m) -> NodeRef {
                         const NodeRef& red = m.root();
                         auto it = std::find(red->src.begin() + 1, red->src.end(), u);
                         if (it == red->src.end()) return {};
-                        std::vector<NodeRef> loops;
-                        for (auto s = red->src.begin() + 1; s != red->src.end(); ++s)
-                          if (s != it) loops.push_back(*s);
+                        std::vector<NodeRef> loops, groups;
+                        for (auto s = red->src.begin() + 1; s != red->src.end(); ++s) {
+                          if (s == it) continue;
+                          bool group = (*s)->get_arg<RangeArg>().type == AxisType::GROUP;
+                          (group ? groups : loops).push_back(*s);
+                        }
                         std::vector<NodeRef> parts;
                         for (int64_t k = 0; k < n; k++) {
                           std::vector<NodeRef> src{substitute(red->src[0], {{u, index_const(k)}})};
                           src.insert(src.end(), loops.begin(), loops.end());
                           parts.push_back(loops.empty() ? src[0] : make(Op::REDUCE, red->dtype, std::move(src), red->arg));
                         }
-                        return combine_pairwise(red->get_arg<Op>(), std::move(parts));
+                        NodeRef folded = combine_pairwise(red->get_arg<Op>(), std::move(parts));
+                        if (groups.empty()) return folded;
+                        std::vector<NodeRef> src{folded};
+                        src.insert(src.end(), groups.begin(), groups.end());
+                        return make(Op::REDUCE, red->dtype, std::move(src), red->arg);
                       }}});
   return rewrite(ast, pm, {.name = "expand split accumulators"});
 }

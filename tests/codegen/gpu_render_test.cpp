@@ -224,11 +224,13 @@ TEST(CudaRenderer, RowKernelCombinesEachReductionBeforeItsThreadsWriteTheRow) {
   // Inside the loop over the row's 16 slices of 256 elements, the thread's element is its index.
   EXPECT_LT(src.find(" = lg_t;", out_loop), store) << src;
   // The heuristic's schedule: runs of 4 floats, read and written as float4 (4 partial results
-  // per thread and reduction, each combined over the group).
+  // per thread and reduction, folded in the thread, then one combine over the group each: two
+  // butterflies and two barrier pairs, where combining each partial took eight).
   std::string vec = CudaRenderer().render(lower_gpu(softmax_kernel(8, 4096)));
   EXPECT_EQ(occurrences(vec, "const float4 vec"), 3u) << vec;  // max, sum, output
   EXPECT_EQ(occurrences(vec, "*(float4*)(data0 + "), 1u) << vec;
-  EXPECT_EQ(occurrences(vec, "__shfl_xor_sync"), 8u) << vec;
+  EXPECT_EQ(occurrences(vec, "__shfl_xor_sync"), 2u) << vec;
+  EXPECT_EQ(occurrences(vec, "__syncthreads();"), 4u) << vec;
 }
 
 TEST(GpuLaunch, MoreBlocksThanAGridRowMakesATwoDimensionalGridThatChecksItsBound) {
