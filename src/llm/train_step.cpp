@@ -229,8 +229,8 @@ std::vector<Tensor> TrainStep::micro_fn(const std::vector<Tensor>& in) {
       Tensor g = c.grad();
       if (!g.defined()) continue;
       if (r.opt) {
-        Tensor acc = r.opt->grad_view(i), g32 = g.cast(dtypes::float32);
-        outs.push_back(acc.assign(assign_sums() ? g32 : acc + g32));
+        // a float32 view of the flat buffer: an embedding's gradient is scattered straight into it
+        outs.push_back(r.opt->grad_view(i).accumulate(g, assign_sums()));
       } else {
         outs.push_back(g);
       }

@@ -201,8 +201,8 @@ Schedule create_schedule(const NodeRef& sink) {
       s.outputs.push_back(make(Op::RESHAPE, n->dtype, {buf_of.at(n->src[0].get())}, n->shape));
     else if (it == buf_of.end())
       s.outputs.push_back(n);
-    else if (n->op == Op::ASSIGN)
-      s.outputs.push_back(n->src[0]);
+    else if (n->op == Op::ASSIGN || n->op == Op::SCATTER_ADD)  // the view it writes (maybe part of a buffer)
+      s.outputs.push_back(NodeRef::share(written_view(n.get())));
     else if (n->shape.size() == 1)
       s.outputs.push_back(it->second);
     else

@@ -42,18 +42,18 @@ static DType accumulate_dtype(DType t) {
   return t;
 }
 
-static Tensor accumulate(const Tensor& x, Op op, const std::vector<int64_t>& axes, bool keepdim,
-                         const char* name) {
+static Tensor reduce_widened(const Tensor& x, Op op, const std::vector<int64_t>& axes, bool keepdim,
+                             const char* name) {
   DType acc = accumulate_dtype(x.dtype());
   Tensor r = reduce_raw(x.cast(acc), op, axes, keepdim, name);
   return is_float(x.dtype()) ? r.cast(x.dtype()) : r;
 }
 
 Tensor Tensor::sum(const std::vector<int64_t>& axes, bool keepdim) const {
-  return accumulate(*this, Op::ADD, axes, keepdim, "sum");
+  return reduce_widened(*this, Op::ADD, axes, keepdim, "sum");
 }
 Tensor Tensor::prod(const std::vector<int64_t>& axes, bool keepdim) const {
-  return accumulate(*this, Op::MUL, axes, keepdim, "prod");
+  return reduce_widened(*this, Op::MUL, axes, keepdim, "prod");
 }
 Tensor Tensor::max(const std::vector<int64_t>& axes, bool keepdim) const {
   return reduce_raw(*this, Op::MAX, axes, keepdim, "max");

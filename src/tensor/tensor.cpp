@@ -130,6 +130,36 @@ Tensor& Tensor::assign(const Tensor& value) {
   return *this;
 }
 
+namespace {
+// Whether n's value is all zeros: a CONST 0 under movement ops (which move or pad with zeros).
+bool is_zeros(const Node* n) {
+  while (is_movement(n->op)) n = n->src[0].get();
+  return n->is_const_value(0);
+}
+// The form of a GATHER's gradient (tensor/gradient.cpp): SCATTER_ADD(ASSIGN(buffer, zeros), index,
+// values); null when n is not one.
+const Node* scatter_into_zeros(const Node* n) {
+  if (n->op != Op::SCATTER_ADD) return nullptr;
+  const Node* t = n->src[0].get();
+  bool zeroed = t->op == Op::ASSIGN && is_zeros(t->src[1].get());
+  return zeroed ? n : nullptr;
+}
+}  // namespace
+
+Tensor& Tensor::accumulate(const Tensor& value, bool overwrite) {
+  LG_USER_CHECK(value.shape() == shape(), "accumulate: value of shape ", detail::shape_str(value.shape()),
+                " into a tensor of shape ", detail::shape_str(shape()));
+  detail::check_same_device(*this, value, "accumulate");
+  const Node* s = scatter_into_zeros(value.node().get());
+  // the scatter needs this tensor's own buffer (a pending ASSIGN, or a run of a buffer's elements)
+  bool in_place = node()->op == Op::ASSIGN || element_range(node().get()).base->op == Op::BUFFER;
+  if (s == nullptr || !in_place) return assign(overwrite ? value : *this + value.cast(dtype()));
+  if (overwrite) assign(zeros(shape(), dtype(), device()));
+  Tensor values = Tensor(s->src[2]).cast(dtype());
+  state_->node = make(Op::SCATTER_ADD, dtype(), {node(), s->src[1], values.node()}, s->get_arg<int64_t>());
+  return *this;
+}
+
 Tensor& Tensor::replace(const Tensor& value) {
   LG_USER_CHECK(value.shape() == shape() && value.dtype() == dtype(), "replace: value of shape ",
                 detail::shape_str(value.shape()), " ", name(value.dtype()), " for a tensor of shape ",

@@ -205,6 +205,14 @@ class Tensor {
   // realized 1-D tensor) writes into that part of the buffer: every tensor viewing the buffer sees
   // it. Other views are first made contiguous (the write then goes to the copy).
   Tensor& assign(const Tensor& value);
+  // assign(value) when overwrite, else assign(*this + value), in this tensor's dtype (value is cast;
+  // same shape). A value that is values scattered into zeros (a GATHER's gradient, docs/autograd.md)
+  // is scattered straight into this tensor's buffer instead (zeroed first when overwrite): no
+  // buffer of value's size is filled and then copied, and the values are added in this dtype (a
+  // bfloat16 embedding's gradient summed in float32 when this is float32, not rounded per add).
+  // For gradient sums (llm/train_step.cpp). The scatter needs a view assign() writes in place (a
+  // run of a buffer's elements); other views take assign()'s path.
+  Tensor& accumulate(const Tensor& value, bool overwrite);
   // Makes this handle (every copy of it) hold value's graph instead of its own: same shape, dtype
   // and device (checked). Nothing is computed or written, and requires_grad and grad() are kept:
   // value must hold the same values (the caller's promise).
