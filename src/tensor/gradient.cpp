@@ -177,11 +177,11 @@ Grads flash_attention_grad(const Match& m, const Tensor& ret, const Tensor& g) {
 
 // GATHER(x, index) along axis a: x's element at position v of axis a receives the sum of g over
 // the positions j whose index is v: a SCATTER_ADD of g into a fresh zeroed buffer (O(g) work, not
-// O(g x axis length)). When the index picks one position per row (size 1 along a, x's size along
-// every other axis: cross-entropy's label), that is where(index == v, g, 0) over x's shape, an
-// elementwise value that fuses into its reader, where the scatter would write a zeroed buffer of
-// x's size first. The index gets no gradient; an index outside the axis gives none (as GATHER
-// reads 0 there).
+// O(g x axis length)), float32 for a 16-bit g (cast back after the adds). When the index picks one position
+// per row (size 1 along a, x's size along every other axis: cross-entropy's label), that is where(index == v,
+// g, 0) over x's shape, an elementwise value that fuses into its reader, where the scatter would write a
+// zeroed buffer of x's size first. The index gets no gradient; an index outside the axis gives none (as
+// GATHER reads 0 there).
 Grads gather_grad(const Match& m, const Tensor&, const Tensor& g) {
   Tensor x = src_of(m, 0), index = src_of(m, 1);
   int64_t a = m.root()->get_arg<int64_t>();
@@ -198,10 +198,13 @@ Grads gather_grad(const Match& m, const Tensor&, const Tensor& g) {
     Tensor hit = index.cast(pos).expand(x.shape()).eq(v.expand(x.shape()));
     return {hit.where(g.expand(x.shape()), g.scalar_like(0).expand(x.shape())), Tensor()};
   }
-  Tensor acc = Tensor::empty(x.shape(), g.dtype(), g.device());
-  acc.assign(Tensor::zeros(x.shape(), g.dtype(), g.device()));
-  return {Tensor(make(Op::SCATTER_ADD, g.dtype(), {acc.node(), index.node(), g.node()}, m.root()->get_arg<int64_t>())),
-          Tensor()};
+  // summed in float32 for 16-bit floats, as sum() is, and rounded once
+  DType wide = is_float(g.dtype()) && itemsize(g.dtype()) < 4 ? dtypes::float32 : g.dtype();
+  Tensor acc = Tensor::empty(x.shape(), wide, g.device());
+  acc.assign(Tensor::zeros(x.shape(), wide, g.device()));
+  Tensor sums(make(Op::SCATTER_ADD, wide, {acc.node(), index.node(), g.cast(wide).node()},
+                   m.root()->get_arg<int64_t>()));
+  return {sums.cast(g.dtype()), Tensor()};
 }
 // COPY(x, DEVICE): the gradient goes back to x's device; the DEVICE source gets none.
 Grads copy_grad(const Match& m, const Tensor&, const Tensor& g) {

@@ -137,8 +137,9 @@ bool is_zeros(const Node* n) {
   return n->is_const_value(0);
 }
 // The form of a GATHER's gradient (tensor/gradient.cpp): SCATTER_ADD(ASSIGN(buffer, zeros), index,
-// values); null when n is not one.
+// values), maybe under a CAST (16-bit values are summed in float32); null when n is not one.
 const Node* scatter_into_zeros(const Node* n) {
+  if (n->op == Op::CAST) n = n->src[0].get();
   if (n->op != Op::SCATTER_ADD) return nullptr;
   const Node* t = n->src[0].get();
   bool zeroed = t->op == Op::ASSIGN && is_zeros(t->src[1].get());

@@ -209,7 +209,7 @@ class Tensor {
   // same shape). A value that is values scattered into zeros (a GATHER's gradient, docs/autograd.md)
   // is scattered straight into this tensor's buffer instead (zeroed first when overwrite): no
   // buffer of value's size is filled and then copied, and the values are added in this dtype (a
-  // bfloat16 embedding's gradient summed in float32 when this is float32, not rounded per add).
+  // bfloat16 embedding's gradient kept as its float32 sums, not rounded to bfloat16 first).
   // For gradient sums (llm/train_step.cpp). The scatter needs a view assign() writes in place (a
   // run of a buffer's elements); other views take assign()'s path.
   Tensor& accumulate(const Tensor& value, bool overwrite);
