@@ -7,28 +7,30 @@
 # version). On the GPU machine:
 #   bash tools/gpu_check.sh --no-build --build-dir DIR [the same --layers/--seq/--also]
 #
-#   bash tools/gpu_bundle.sh DIR [--build-dir B] [--layers N] [--seq N[,N...]] [--also VAR=VALUE[,...]]... [--flash]
+#   bash tools/gpu_bundle.sh DIR [--build-dir B] [--layers N] [--seq N[,N...]] [--also VAR=VALUE[,...]]... [--flash] [--best]
 #
 #   B (default build) is configured and built first (Release with debug info); DIR gets lazygrad,
 #   tests/lg_tensor_tests (stripped), lib/ and kernel-cache/. The cache holds the bf16 matmuls of
 #   gpu_check.sh (4096 and 8192; a @ b, a @ W^T, a^T @ b; the default and each --also setting) and
 #   the llama3.1-8b step cut to --layers (default 2) at each --seq length (default 8192,2048), with
 #   --flash also the step with FLASH_ATTENTION=1 and the attention bench at the first --seq
-#   (gpu_check.sh --flash). The
+#   (gpu_check.sh --flash), and with --best the step gpu_check.sh --best may run again (the fused
+#   attention's with --flash, else the first --seq's) under each --also setting. The
 #   op harness is not pre-compiled (its kernels are small; NVRTC compiles them on the GPU machine).
 #   CUDA_ARCH (default sm_90a) is the target.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-[[ $# -ge 1 && $1 != -* ]] || { echo "usage: bash tools/gpu_bundle.sh DIR [--build-dir B] [--layers N] [--seq N,...] [--also VAR=VALUE[,...]]... [--flash]" >&2; exit 2; }
+[[ $# -ge 1 && $1 != -* ]] || { echo "usage: bash tools/gpu_bundle.sh DIR [--build-dir B] [--layers N] [--seq N,...] [--also VAR=VALUE[,...]]... [--flash] [--best]" >&2; exit 2; }
 out=$1; shift
-build=build layers=2 seqs=8192,2048 also=() flash=0
+build=build layers=2 seqs=8192,2048 also=() flash=0 best=0
 while [[ $# -gt 0 ]]; do
   case $1 in
     --build-dir) build=$2; shift 2 ;;
     --layers) layers=$2; shift 2 ;;
     --seq) seqs=$2; shift 2 ;;
     --flash) flash=1; shift ;;
+    --best) best=1; shift ;;
     --also)
       [[ ${2:-} =~ ^[A-Z_][A-Z0-9_]*=[^[:space:],]+(,[A-Z_][A-Z0-9_]*=[^[:space:],]+)*$ ]] ||
         { echo "gpu_bundle.sh: --also takes VAR=VALUE[,VAR=VALUE...], got '${2:-}'" >&2; exit 2; }
@@ -82,5 +84,14 @@ if [[ $flash == 1 ]]; then
   echo "llama3.1-8b step, $layers layers, seq ${seqs%%,*}, FLASH_ATTENTION=1: done"
   "$out/lazygrad" bench attention --device CUDANULL --dtype bf16 --seq "${seqs%%,*}" --repeats 1 >/dev/null
   echo "attention layer, seq ${seqs%%,*}: done"
+fi
+if [[ $best == 1 ]]; then
+  for setting in "${also[@]}"; do
+    IFS=, read -ra env_set <<<"$setting"
+    [[ $flash == 1 ]] && env_set+=(FLASH_ATTENTION=1)
+    env "${env_set[@]}" DEVICE=CUDANULL "$out/lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "${seqs%%,*}" \
+      --batch 1 --dtype bf16 --synthetic --steps 2 --eval-samples 1 >/dev/null
+    echo "llama3.1-8b step, $layers layers, seq ${seqs%%,*}, ${env_set[*]} (gpu_check.sh --best): done"
+  done
 fi
 echo "$(find "$out/kernel-cache" -type f | wc -l) cached kernels, $(du -sh "$out" | cut -f1) in $out"

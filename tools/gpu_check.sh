@@ -5,8 +5,8 @@
 # minutes on an H200 (each stage has a time limit; a stage that runs out is reported, not fatal).
 #
 #   bash tools/gpu_check.sh [--build-dir DIR] [--layers N] [--seq N[,N...]] [--no-build] [--beam W]
-#                           [--also VAR=VALUE[,VAR=VALUE...]]... [--flash] [--profile] [--optimizer]
-#                           [--budget SECONDS] [--peak-tflops T] [--peak-gbs G] [--out DIR]
+#                           [--also VAR=VALUE[,VAR=VALUE...]]... [--best] [--flash] [--profile]
+#                           [--optimizer] [--budget SECONDS] [--peak-tflops T] [--peak-gbs G] [--out DIR]
 #
 #   --out DIR   where the log, the table and the runs' outputs go (default: the build folder)
 #
@@ -32,6 +32,13 @@
 #               environment variables set (e.g. --also BLOCK_MMA=0: Opt TC's kernels instead of the
 #               block-tiled default, measured beside it in the same run; --also BLOCK_MMA=0,TC_RUN=0:
 #               two knobs at once, the kernel before lane runs)
+#   best        with --best and --also: the matmul run (the default or an --also setting) whose
+#               three 8192 layouts all passed their checks and take the least time together (the
+#               harmonic mean of their TFLOP/s: a step runs each layout about as often); when it is
+#               an --also setting, the Llama step again with that setting (with --flash the fused
+#               attention's step at the first --seq, else the step that completed), its tokens/s and
+#               MFU, and its loss after the 4 steps against the same step's with the default
+#               settings (same seed and data: they agree within 1% unless a kernel is wrong), 120 s
 #   optimizer   with --optimizer: lazygrad bench optimizer --device CUDA --params 1486901248 (the cut
 #               step's parameter count): one AdamW update as one kernel of four outputs, and as one
 #               kernel per output (MULTI_OUTPUT=0) in the same run, GB/s at 30 bytes per parameter, 30 s
@@ -51,9 +58,10 @@
 #               PROFILE_CSV tools/roofline.py's least time for those launches at the peaks, 90 s
 # Time limits: build 240 s (skipped with --no-build), harness 120, matmul 3 x 30 + 30, lazygrad step
 # 120 for the first sequence and 60 for a shorter one, PyTorch step 60: at most 8 minutes after the
-# build; --beam adds 3 x 60, each --also 3 x 30, --flash 210, --profile 90, --optimizer 30.
+# build; --beam adds 3 x 60, each --also 3 x 30, --flash 210, --best 120, --profile 90, --optimizer 30.
 # Order: harness, the default matmuls and cuBLAS, the Llama step and PyTorch's, then the extras
-# (--beam, each --also, --optimizer, --flash, --profile), so a short lease measures the targets first.
+# (--beam, each --also, --optimizer, --flash, --best, --profile), so a short lease measures the
+# targets first.
 # --budget SECONDS: a stage starts only if its time limit still fits in SECONDS after the script's
 # start (so the script ends within it; a stage that does not fit is "skipped (budget)" in the table).
 # The table is rewritten after every stage to gpu_check_table.md in --out (atomically): a script killed
@@ -64,7 +72,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 
-build=build-gpu layers=2 seqs=8192,2048 do_build=1 beam=0 also=() flash=0 profile=0 optimizer=0
+build=build-gpu layers=2 seqs=8192,2048 do_build=1 beam=0 also=() flash=0 profile=0 optimizer=0 best=0
 budget=0 peak="" gbs="" outdir=""
 while [[ $# -gt 0 ]]; do
   # every option but the flags takes a value
@@ -79,6 +87,7 @@ while [[ $# -gt 0 ]]; do
     --flash) flash=1; shift ;;
     --profile) profile=1; shift ;;
     --optimizer) optimizer=1; shift ;;
+    --best) best=1; shift ;;
     --beam) beam=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
     --peak-tflops) peak=$2; shift 2 ;;
@@ -151,9 +160,10 @@ have_torch=0
 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && have_torch=1
 
 declare -A lg_tflops check_failed torch_tflops opt_gbs attn
-seq="" tok_s="" mfu="" train_why="not run" longer=""
+seq="" tok_s="" mfu="" loss="" train_why="not run" longer=""
 torch_tok_s="not measured" torch_mfu=""
-flash_seq=${seqs%%,*} flash_tok_s="" flash_mfu="" flash_why="not run"
+flash_seq=${seqs%%,*} flash_tok_s="" flash_mfu="" flash_loss="" flash_why="not run"
+best_setting="" best_seq="" best_attention="" best_tok_s="" best_mfu="" best_loss="" best_why="not run"
 profile_out=$outdir/gpu_check_profile.txt
 
 ratio() { [[ -n ${1:-} && -n ${2:-} ]] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }' || echo n/a; }
@@ -191,6 +201,13 @@ print_table() {
     echo "| attention fwd+bwd, seq $flash_seq, matmul + softmax (TFLOP/s) | ${attn[matmul]:-${result[attention]:-n/a}} | ${attn[torch]:-n/a} (SDPA) | $(ratio "${attn[matmul]:-}" "${attn[torch]:-}") |"
     echo "| llama3.1-8b, $layers layers, seq $flash_seq, bf16, FLASH_ATTENTION=1: tokens/s | ${flash_tok_s:-n/a ($flash_why)} | | |"
     echo "| same: MFU (peak $peak TFLOP/s) | ${flash_mfu:-n/a} | | |"
+  fi
+  if [[ $best == 1 ]]; then
+    local best_what="the fastest matmul run's settings"
+    [[ -n $best_setting ]] && best_what="$best_setting (the fastest matmuls)"
+    echo "| llama3.1-8b, $layers layers, seq ${best_seq:-${seq:-${seqs%%,*}}}, bf16, ${best_attention:+$best_attention, }$best_what: tokens/s | ${best_tok_s:-n/a ($best_why)} | | |"
+    echo "| same: MFU (peak $peak TFLOP/s) | ${best_mfu:-n/a} | | |"
+    [[ -n $best_tok_s ]] && echo "| same: loss after the steps | $best_loss | | |"
   fi
   [[ -n $longer ]] && echo "(runs that did not complete: ${longer%; })"
   [[ $have_torch == 0 ]] && echo "(PyTorch with CUDA not importable: no cuBLAS column)"
@@ -260,23 +277,36 @@ stage_done matmul
 # The first sequence length of --seq whose run completes; the summary line (llm trainer: "steady
 # state: ... tokens/s, MFU ...") is what counts, not a step line of a run that failed later.
 train_out=$outdir/gpu_check_train.txt
+# One run of the step: run_step LIMIT SEQ [VAR=VALUE...] (the settings for this run). Sets step_tok_s
+# and step_mfu (from the summary line; empty unless the run completed), step_loss (after the last
+# step, from the "done:" line), step_why (why there is no value) and step_rc; the output goes to
+# $train_out and the log.
+run_step() {
+  local limit=$1 s=$2 summary
+  shift 2
+  env "$@" DEVICE=CUDA timeout "$limit" "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$s" --batch 1 \
+    --dtype bf16 --synthetic --steps 4 --eval-samples 2 --peak-tflops "$peak" >"$train_out" 2>&1
+  step_rc=$?
+  cat "$train_out" >>"$log"
+  summary=$(grep '^steady state:' "$train_out" | tail -1)
+  step_tok_s=$(grep -oE '[0-9.]+ tokens/s' <<<"$summary" | grep -oE '^[0-9.]+')
+  step_mfu=$(grep -oE 'MFU [0-9.]+%' <<<"$summary" | grep -oE '[0-9.]+%')
+  step_loss=$(sed -nE 's/^done: .* -> ([^,]+),.*/\1/p' "$train_out" | tail -1)
+  step_why=""
+  if [[ $step_rc != 0 || -z $step_tok_s ]]; then
+    step_tok_s="" step_mfu="" step_why="exit $step_rc"
+    [[ $step_rc == 124 ]] && step_why="timeout after $limit s"
+    grep -q 'out of memory' "$train_out" && step_why="out of GPU memory"
+  fi
+}
 limit=120
 for s in ${seqs//,/ }; do
   if ! fits $limit; then train_why="skipped (budget)"; break; fi
   say "llama3.1-8b training step, $layers layers, seq $s, bf16"
-  DEVICE=CUDA timeout "$limit" "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$s" --batch 1 \
-    --dtype bf16 --synthetic --steps 4 --eval-samples 2 --peak-tflops "$peak" >"$train_out" 2>&1
-  train_rc=$?
-  cat "$train_out" >>"$log"
-  seq=$s
-  summary=$(grep '^steady state:' "$train_out" | tail -1)
-  tok_s=$(grep -oE '[0-9.]+ tokens/s' <<<"$summary" | grep -oE '^[0-9.]+')
-  mfu=$(grep -oE 'MFU [0-9.]+%' <<<"$summary" | grep -oE '[0-9.]+%')
-  [[ $train_rc == 0 && -n $tok_s ]] && break
-  tok_s="" mfu=""
-  train_why="exit $train_rc"
-  [[ $train_rc == 124 ]] && train_why="timeout after $limit s"
-  grep -q 'out of memory' "$train_out" && train_why="out of GPU memory"
+  run_step "$limit" "$s"
+  seq=$s tok_s=$step_tok_s mfu=$step_mfu loss=$step_loss
+  [[ -n $tok_s ]] && break
+  train_why=$step_why
   longer+="seq $s: $train_why; "
   limit=60
 done
@@ -353,20 +383,59 @@ PY
   fi
   if fits 120; then
     say "llama3.1-8b training step, $layers layers, seq $flash_seq, bf16, FLASH_ATTENTION=1"
-    FLASH_ATTENTION=1 DEVICE=CUDA timeout 120 "$lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$flash_seq" \
-      --batch 1 --dtype bf16 --synthetic --steps 4 --eval-samples 2 --peak-tflops "$peak" >"$train_out" 2>&1
-    rc=$?
-    cat "$train_out" >>"$log"
-    summary=$(grep '^steady state:' "$train_out" | tail -1)
-    flash_tok_s=$(grep -oE '[0-9.]+ tokens/s' <<<"$summary" | grep -oE '^[0-9.]+')
-    flash_mfu=$(grep -oE 'MFU [0-9.]+%' <<<"$summary" | grep -oE '[0-9.]+%')
-    [[ $rc == 0 && -n $flash_tok_s ]] || { flash_tok_s="" flash_mfu="" flash_why="exit $rc"; }
-    [[ $rc == 124 ]] && flash_why="timeout after 120 s"
-    grep -q 'out of memory' "$train_out" && flash_why="out of GPU memory"
+    run_step 120 "$flash_seq" FLASH_ATTENTION=1
+    flash_tok_s=$step_tok_s flash_mfu=$step_mfu flash_loss=$step_loss flash_why=$step_why
   else
     flash_why="skipped (budget)"
   fi
   stage_done flash
+fi
+
+# The step again with the fastest matmul run's settings, when that is an --also setting: the run
+# whose three 8192 layouts all passed their checks with the highest harmonic mean of their TFLOP/s
+# (the time of one product of each). Its loss after the steps must agree with the same step's under
+# the default settings (same seed and data; matmuls summed in another order differ in the last bits).
+if [[ $best == 1 ]]; then
+  best_suffix="" best_score=""
+  suffixes=(""); for i in "${!also[@]}"; do suffixes+=("x$((i + 1))"); done
+  for suffix in "${suffixes[@]}"; do
+    a=${lg_tflops[8192$suffix]:-} b=${lg_tflops[8192t$suffix]:-} c=${lg_tflops[8192a$suffix]:-}
+    [[ -n $a && -n $b && -n $c ]] || continue
+    score=$(awk -v a="$a" -v b="$b" -v c="$c" 'BEGIN { printf "%.4f", 3 / (1 / a + 1 / b + 1 / c) }')
+    if [[ -z $best_score ]] || awk -v x="$score" -v y="$best_score" 'BEGIN { exit !(x > y) }'; then
+      best_suffix=$suffix best_score=$score
+    fi
+  done
+  if [[ -z $best_score ]]; then
+    best_why="no matmul run had all three 8192 layouts measured and checked"
+  elif [[ -z $best_suffix ]]; then
+    best_why="the default settings' matmuls were the fastest"
+  else
+    best_setting=${also[$((${best_suffix#x} - 1))]}
+    IFS=, read -ra best_env <<<"$best_setting"
+    if [[ $flash == 1 ]]; then
+      best_seq=$flash_seq best_attention="FLASH_ATTENTION=1" default_loss=$flash_loss best_env+=(FLASH_ATTENTION=1)
+    else
+      best_seq=${seq:-${seqs%%,*}} best_attention="" default_loss=$loss
+    fi
+    if fits 120; then
+      say "llama3.1-8b training step, $layers layers, seq $best_seq, bf16, ${best_attention:+$best_attention, }$best_setting (the fastest matmuls)"
+      run_step 120 "$best_seq" "${best_env[@]}"
+      best_tok_s=$step_tok_s best_mfu=$step_mfu best_loss=$step_loss best_why=$step_why
+      if [[ -n $best_tok_s ]]; then
+        best_loss="$best_loss against ${default_loss:-n/a} with the default settings"
+        if [[ -n $default_loss ]]; then
+          # a loss that is not a finite number (nan, inf) differs
+          [[ $step_loss =~ ^-?[0-9]+(\.[0-9]+)?$ ]] &&
+            awk -v x="$step_loss" -v y="$default_loss" 'BEGIN { d = x - y; if (d < 0) d = -d; exit !(d <= 0.01 * (y < 0 ? -y : y)) }' &&
+            best_loss+=": agree" || best_loss+=": DIFFER by more than 1% (a wrong kernel?)"
+        fi
+      fi
+    else
+      best_why="skipped (budget)"
+    fi
+  fi
+  stage_done best
 fi
 
 # Where the step's kernel time goes: the same step, every launch timed alone (runtime/profile.h).

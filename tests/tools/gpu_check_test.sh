@@ -24,10 +24,13 @@ case "$*" in
   *) exit 1 ;;
 esac
 EOF
-# lazygrad: 8192 runs out of memory in train (unless STUB_FIT_8192=1); every call is logged
+# lazygrad: 8192 runs out of memory in train (unless STUB_FIT_8192=1); every call is logged, with
+# the settings the script varies. BLOCK_MMA=0 doubles the matmuls' TFLOP/s and the step's speed
+# and moves its loss by 0.1% (by far more, to nan, with STUB_BAD_LOSS=1); the 8192 a^T @ b check
+# fails unless STUB_AT_OK=1.
 cat >"$dir/build/lazygrad" <<'EOF'
 #!/usr/bin/env bash
-echo "$*" >>"$STUB_CALLS"
+echo "$* [BLOCK_MMA=${BLOCK_MMA:-} FLASH_ATTENTION=${FLASH_ATTENTION:-}]" >>"$STUB_CALLS"
 case "$1 ${2:-}" in
   "devices ") echo "default: CUDA (set DEVICE= to change)"; [[ -n ${STUB_GPU_LINE:-} ]] && echo "$STUB_GPU_LINE"; exit 0 ;;
   "bench matmul")
@@ -35,7 +38,7 @@ case "$1 ${2:-}" in
     scale=1; [[ ${BLOCK_MMA:-} == 0 ]] && scale=2
     echo "matmul CUDA bf16 N=4096$t ms=1 tflops=$((100 * scale)).50 tensor_cores=yes kernel=no check=ok max_rel_err=1e-3"
     # the 8192 a^T @ b value fails its check: it must not be reported
-    check=ok; [[ $t == " a=X^T" ]] && check=FAIL
+    check=ok; [[ $t == " a=X^T" && ${STUB_AT_OK:-0} != 1 ]] && check=FAIL
     echo "matmul CUDA bf16 N=8192$t ms=1 tflops=$((200 * scale)).25 tensor_cores=yes kernel=no check=$check max_rel_err=1e-3" ;;
   "bench optimizer")
     echo "optimizer CUDA params=1486901248 outputs=fused kernels=1 ms=10 gbs=3000.0"
@@ -48,7 +51,14 @@ case "$1 ${2:-}" in
       echo "lazygrad: error: CUDA: out of memory allocating 8 GiB"; exit 1
     fi
     echo "step 4 | loss 11.7"
-    printf '\nsteady state: median step 0.500 s, 4096 tokens/s, MFU 12.34%% of 989000 GFLOP/s\n' ;;
+    if [[ ${BLOCK_MMA:-} == 0 ]]; then
+      loss=11.7117; [[ ${STUB_BAD_LOSS:-0} == 1 ]] && loss=nan
+      printf 'done: 4 steps (completed), loss 11.8000 -> %s, eval loss 11.7\n' "$loss"
+      printf '\nsteady state: median step 0.250 s, 8192 tokens/s, MFU 24.68%% of 989000 GFLOP/s\n'
+    else
+      echo "done: 4 steps (completed), loss 11.8000 -> 11.7000, eval loss 11.7"
+      printf '\nsteady state: median step 0.500 s, 4096 tokens/s, MFU 12.34%% of 989000 GFLOP/s\n'
+    fi ;;
   *) echo "stub lazygrad: unexpected call: $*" >&2; exit 3 ;;
 esac
 EOF
@@ -94,6 +104,35 @@ grep -qE '^\(stages ended, seconds from the start: harness [0-9]+ s, matmul [0-9
 # stage order: the default matmuls and the step before the --also matmuls
 order=$(grep -oE '^(bench matmul|train|bench optimizer|bench attention)' "$STUB_CALLS" | uniq | tr '\n' ,)
 [[ $order == "bench matmul,train,bench matmul,bench optimizer,bench attention,train," ]] || fail "stage order: $order"
+
+# --best: BLOCK_MMA=0's matmuls are the fastest (all three 8192 layouts checked), so the fused
+# attention's step runs again with it; its loss agrees with the default settings' within 1%.
+out=$(STUB_GPU="NVIDIA H200" STUB_GPU_LINE=$h100 STUB_FIT_8192=1 STUB_AT_OK=1 run --also TC_RUN=0 --also BLOCK_MMA=0 --best --flash) ||
+  fail "exit $?: $out"
+grep -qF "| llama3.1-8b, 2 layers, seq 8192, bf16, FLASH_ATTENTION=1, BLOCK_MMA=0 (the fastest matmuls): tokens/s | 8192 | | |" <<<"$out" ||
+  fail "best step row: $out"
+grep -qF "| same: MFU (peak 989 TFLOP/s) | 24.68% | | |" <<<"$out" || fail "best MFU row: $out"
+grep -qF "| same: loss after the steps | 11.7117 against 11.7000 with the default settings: agree | | |" <<<"$out" ||
+  fail "best loss row: $out"
+[[ $(grep -c '^train .*\[BLOCK_MMA=0 FLASH_ATTENTION=1\]' "$STUB_CALLS") == 1 ]] ||
+  fail "the best step's settings: $(cat "$STUB_CALLS")"
+grep -qE 'flash [0-9]+ s, best [0-9]+ s\)$' <<<"$out" || fail "best stage: $out"
+# a loss that is not a number differs
+out=$(STUB_GPU="NVIDIA H200" STUB_GPU_LINE=$h100 STUB_FIT_8192=1 STUB_AT_OK=1 STUB_BAD_LOSS=1 run --also BLOCK_MMA=0 --best) ||
+  fail "exit $?: $out"
+grep -qF "| llama3.1-8b, 2 layers, seq 8192, bf16, BLOCK_MMA=0 (the fastest matmuls): tokens/s | 8192 | | |" <<<"$out" ||
+  fail "best step row without --flash: $out"
+grep -qF "| same: loss after the steps | nan against 11.7000 with the default settings: DIFFER by more than 1% (a wrong kernel?) | | |" <<<"$out" ||
+  fail "a nan loss: $out"
+# no run with all three layouts checked (the 8192 a^T @ b check fails), or the default the fastest:
+# no second step
+out=$(STUB_GPU="NVIDIA H200" STUB_GPU_LINE=$h100 STUB_FIT_8192=1 run --also BLOCK_MMA=0 --best) || fail "exit $?: $out"
+grep -qF "settings: tokens/s | n/a (no matmul run had all three 8192 layouts measured and checked) |" <<<"$out" ||
+  fail "best without a checked run: $out"
+[[ $(grep -c '^train' "$STUB_CALLS") == 1 ]] || fail "a second step without a checked run: $(cat "$STUB_CALLS")"
+out=$(STUB_GPU="NVIDIA H200" STUB_GPU_LINE=$h100 STUB_FIT_8192=1 STUB_AT_OK=1 run --also TC_RUN=0 --best) || fail "exit $?: $out"
+grep -qF "settings: tokens/s | n/a (the default settings' matmuls were the fastest) |" <<<"$out" || fail "best is the default: $out"
+[[ $(grep -c '^train' "$STUB_CALLS") == 1 ]] || fail "a second step with the default the fastest: $(cat "$STUB_CALLS")"
 
 # --out: the log and the table go there, not into the build folder
 rm -f "$dir/build/gpu_check_table.md" "$dir/build/gpu_check.log"
