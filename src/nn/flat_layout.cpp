@@ -26,7 +26,8 @@ FlatLayout::FlatLayout(const std::vector<Shape>& shapes, const std::vector<int>&
     }
     LG_CHECK(used, "FlatLayout: group ", g, " has no entry");
   }
-  if (total_ >= kWholeVectorsFrom) total_ = (total_ + kWholeVectors - 1) / kWholeVectors * kWholeVectors;
+  int64_t whole = total_ > kManyChunksFrom ? kWholeChunks : total_ >= kWholeVectorsFrom ? kWholeVectors : 1;
+  total_ = (total_ + whole - 1) / whole * whole;
 }
 
 int64_t FlatLayout::numel(size_t i) const { return elements(shapes_.at(i)); }

@@ -13,13 +13,17 @@
 //     group's padding grows): a reduction over the whole buffer (the gradient norm) splits into 64
 //     chunks (schedule/split_reduce.h) of whole 16-lane vectors (chunks of 519,178 elements, which
 //     no 16-lane UPCAST divides, left the CPU's sum of squares over the `mini` model's 33.2M
-//     scalar: 4 GFLOP/s);
+//     scalar: 4 GFLOP/s); one of more than kManyChunksFrom elements, which splits into up to
+//     kSplitMaxParts chunks, holds a multiple of kSplitMaxParts * kWholeVectors (at most 16 MB of
+//     float32 padding), so each chunk is still whole vectors and whole GPU blocks of 256 threads
+//     reading 16 bytes each;
 //   - the padding is zero in every buffer made by pack() or zeros(), and updates keep it zero (an
 //     elementwise update of zeros with a zero gradient), so sums over a whole buffer equal the sums
 //     over its entries.
 #include <string>
 #include <vector>
 
+#include "schedule/split_reduce.h"
 #include "tensor/tensor.h"
 
 namespace lg::nn {
@@ -28,6 +32,7 @@ class FlatLayout {
  public:
   static constexpr int64_t kAlign = 64;
   static constexpr int64_t kWholeVectors = 64 * 16, kWholeVectorsFrom = int64_t{1} << 15;
+  static constexpr int64_t kManyChunksFrom = 64 * kSplitChunk, kWholeChunks = kSplitMaxParts * kWholeVectors;
 
   FlatLayout() = default;
   // Entry i has shape shapes[i] and belongs to group groups[i] (0, 1, ...; every group between 0

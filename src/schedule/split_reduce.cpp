@@ -32,8 +32,20 @@ std::vector<int64_t> chunk_axes(const ReduceArg& arg, int64_t a) {
 
 // ---- few outputs ----
 
-// The split factor for axis size n: the largest of 64, 32, 16 that leaves chunks of at least 2.
-int64_t split_factor(int64_t n) {
+// The split factor for axis size n of a reduction over `reduced` elements (per output). Up to 64
+// chunks of kSplitChunk: the largest of 64, 32, 16 that leaves chunks of at least 2. Larger: the
+// smallest power of two from 128 to kSplitMaxParts dividing n whose chunks hold at most kSplitChunk
+// elements, else the largest such divisor, else as for the smaller ones.
+int64_t split_factor(int64_t n, int64_t reduced) {
+  if (reduced > 64 * kSplitChunk) {
+    int64_t largest = 0;
+    for (int64_t p = 128; p <= kSplitMaxParts; p *= 2) {
+      if (n % p != 0 || n / p < 2) continue;
+      if (reduced / p <= kSplitChunk) return p;
+      largest = p;
+    }
+    if (largest) return largest;
+  }
   for (int64_t p : {64, 32, 16})
     if (n % p == 0 && n / p >= 2) return p;
   return 0;
@@ -44,7 +56,7 @@ NodeRef split_few_outputs(const Node& r) {
   const NodeRef& x = r.src[0];
   if (r.numel() >= kSplitBelowOutputs || x->numel() / r.numel() < kSplitFrom) return {};
   for (int64_t a : arg.axes) {
-    int64_t p = split_factor(x->shape[a]);
+    int64_t p = split_factor(x->shape[a], x->numel() / r.numel());
     if (!p) continue;
     NodeRef partial =
         make(Op::CONTIGUOUS, r.dtype,
@@ -112,6 +124,28 @@ int64_t split_k_chunk(int64_t n, int64_t inner, int64_t outputs) {
   return 0;
 }
 
+// The largest reduced axis of r.
+int64_t largest_reduced_axis(const Node& r) {
+  const auto& arg = r.get_arg<ReduceArg>();
+  const Shape& shape = r.src[0]->shape;
+  return *std::max_element(arg.axes.begin(), arg.axes.end(),
+                           [&](int64_t i, int64_t j) { return shape[i] < shape[j]; });
+}
+
+// r split into P chunks of reduced axis a: the partials laid out (P, outputs...) (stored), then
+// reduced over P.
+NodeRef split_chunks_first(const Node& r, int64_t a, int64_t p) {
+  const auto& arg = r.get_arg<ReduceArg>();
+  NodeRef partial =
+      make(Op::REDUCE_AXIS, r.dtype, {split_axis(r.src[0], a, p)}, ReduceArg{arg.op, chunk_axes(arg, a)});
+  Shape front{a};  // the partials' axis first: (P, outputs...)
+  for (int64_t i = 0; i < static_cast<int64_t>(partial->shape.size()); i++)
+    if (i != a) front.push_back(i);
+  NodeRef stored = make(Op::CONTIGUOUS, r.dtype, {make(Op::PERMUTE, r.dtype, {partial}, front)});
+  NodeRef total = make(Op::REDUCE_AXIS, r.dtype, {stored}, ReduceArg{arg.op, {0}});
+  return make(Op::RESHAPE, r.dtype, {total}, r.shape);
+}
+
 NodeRef split_k(const Node& r) {
   const auto& arg = r.get_arg<ReduceArg>();
   const NodeRef& x = r.src[0];
@@ -119,24 +153,37 @@ NodeRef split_k(const Node& r) {
   if (arg.op != Op::ADD || outputs < kSplitBelowOutputs || k < kSplitKFrom ||
       !is_product_of_broadcasts(x.get(), arg.axes))
     return {};
-  int64_t a = *std::max_element(arg.axes.begin(), arg.axes.end(),
-                                [&](int64_t i, int64_t j) { return x->shape[i] < x->shape[j]; });
+  int64_t a = largest_reduced_axis(r);
   int64_t n = x->shape[a], c = split_k_chunk(n, k / n, outputs);
   if (!c) return {};
-  NodeRef partial =
-      make(Op::REDUCE_AXIS, r.dtype, {split_axis(x, a, n / c)}, ReduceArg{Op::ADD, chunk_axes(arg, a)});
-  Shape front{a};  // the partials' axis first: (P, outputs...)
-  for (int64_t i = 0; i < static_cast<int64_t>(partial->shape.size()); i++)
-    if (i != a) front.push_back(i);
-  NodeRef stored = make(Op::CONTIGUOUS, r.dtype, {make(Op::PERMUTE, r.dtype, {partial}, front)});
-  NodeRef total = make(Op::REDUCE_AXIS, r.dtype, {stored}, ReduceArg{Op::ADD, {0}});
-  return make(Op::RESHAPE, r.dtype, {total}, r.shape);
+  return split_chunks_first(r, a, n / c);
+}
+
+// ---- columns ----
+
+// A long reduction over an outer axis (the last axis is an output: a sum over tokens per column)
+// with fewer than kSplitColumnsBelow outputs, not a matmul: P chunks of its largest reduced axis,
+// P the smallest power of two that makes P * outputs >= kSplitColumnsBelow partials, or the largest
+// one short of that which divides the axis into chunks of at least kSplitColumnsChunk (none: no
+// split).
+NodeRef split_columns(const Node& r) {
+  const auto& arg = r.get_arg<ReduceArg>();
+  const NodeRef& x = r.src[0];
+  int64_t outputs = r.numel(), last = static_cast<int64_t>(x->shape.size()) - 1;
+  if (outputs < kSplitBelowOutputs || outputs >= kSplitColumnsBelow ||
+      x->numel() / outputs < kSplitColumnsFrom || contains(arg.axes, last) ||
+      x->shape[last] < kSplitBelowOutputs || is_product_of_broadcasts(x.get(), arg.axes))
+    return {};
+  int64_t a = largest_reduced_axis(r), n = x->shape[a], p = 1;
+  while (p * outputs < kSplitColumnsBelow && n % (2 * p) == 0 && n / (2 * p) >= kSplitColumnsChunk) p *= 2;
+  return p > 1 ? split_chunks_first(r, a, p) : NodeRef{};
 }
 
 NodeRef split_reduce(const Node& r) {
   if (is_16bit_float(r.dtype)) return {};
   if (NodeRef s = split_few_outputs(r)) return s;
-  return split_k(r);
+  if (NodeRef s = split_k(r)) return s;
+  return split_columns(r);
 }
 
 }  // namespace

@@ -38,6 +38,17 @@ TEST(FlatLayout, ALargeBufferIsAMultipleOf1024Elements) {
   EXPECT_EQ(FlatLayout({{2, 3}, {70}}, {0, 1}).numel(), 192);
 }
 
+// Past 64 chunks of 2^20 elements the gradient norm's sum splits into up to 4096 chunks
+// (schedule/split_reduce.h), so the buffer holds a multiple of 4096 * 1024 elements: each chunk
+// whole vectors. The llama3.1-8b step cut to 2 layers: 1,486,901,248 elements, a multiple of 4096
+// only, rounded up to 355 * 2^22. Layouts only: nothing is allocated.
+TEST(FlatLayout, AHugeBufferIsAMultipleOf4096Times1024Elements) {
+  EXPECT_EQ(FlatLayout({{1486901248}}, {0}).numel(), int64_t{355} << 22);
+  EXPECT_EQ(FlatLayout({{int64_t{1} << 26}}, {0}).numel(), int64_t{1} << 26);  // 64 chunks: 1024 suffices
+  EXPECT_EQ(FlatLayout({{(int64_t{1} << 26) + 64}}, {0}).numel(), int64_t{17} << 22);
+  EXPECT_EQ(FlatLayout({{(int64_t{1} << 26) - 1000}}, {0}).numel(), int64_t{1} << 26);
+}
+
 TEST(FlatLayout, PackPutsEachTensorInItsRunAndZeroesThePadding) {
   FlatLayout l({{2, 2}, {3}}, {0, 0});
   Tensor a = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}), b = Tensor::from_vector<float>({5, 6, 7}, {3});

@@ -724,6 +724,27 @@ TEST(SplitReduce, AFullSumOfManyElementsIsTwoKernelsWithTheSameValue) {
   EXPECT_NEAR(run(sum("CPU"))[0], want, 1e-3);
 }
 
+// Past 64 chunks of 2^20 elements a full sum splits into more chunks (on a GPU each partial is one
+// block; 64 cannot keep its memory busy): the smallest power of two from 128 to 4096 dividing the
+// axis whose chunks hold at most 2^20 elements, else the largest dividing one, else 64, 32 or 16.
+// Schedules only: the buffers are never allocated.
+TEST(SplitReduce, AHugeFullSumSplitsIntoChunksOfAtMostAMillionElements) {
+  auto partials = [](int64_t n) {
+    NodeRef x = new_buffer(device_node("INTERP"), dtypes::float32, n);
+    Schedule s = create_schedule(make(
+        Op::SINK, dtypes::void_, {make(Op::REDUCE_AXIS, dtypes::float32, {x}, ReduceArg{Op::ADD, {0}})}));
+    EXPECT_EQ(s.items.size(), 2u) << n;
+    return s.items.size() == 2 ? s.items[0].buffers[0]->get_arg<BufferArg>().size : int64_t{0};
+  };
+  EXPECT_EQ(partials(int64_t{1} << 26), 64);           // 64 chunks of 2^20: as before
+  EXPECT_EQ(partials(int64_t{1} << 27), 128);          // 128 of 2^20
+  EXPECT_EQ(partials(int64_t{3} << 26), 256);          // 128 would be 1.5 * 2^20
+  EXPECT_EQ(partials(int64_t{355} << 22), 2048);       // the 8B step's gradient norm: 727,040 each
+  EXPECT_EQ(partials(int64_t{1} << 33), 4096);         // 2^21 each: none within 2^20, the largest
+  EXPECT_EQ(partials(int64_t{64} * 1048583), 64);      // no power of two past 64 divides it
+  EXPECT_EQ(partials(int64_t{1024} * 1000003), 1024);  // 512 would leave 2,000,006
+}
+
 TEST(SplitReduce, SmallReductionsStayOneKernel) {
   NodeRef s = make(Op::REDUCE_AXIS, dtypes::float32, {input("INTERP", {64, 64}, 1)}, ReduceArg{Op::ADD, {0, 1}});
   EXPECT_EQ(create_schedule(make(Op::SINK, dtypes::void_, {s})).items.size(), 1u);
@@ -731,6 +752,47 @@ TEST(SplitReduce, SmallReductionsStayOneKernel) {
 
 // The size of the buffer kernel i of s writes.
 int64_t output_size(const Schedule& s, size_t i) { return s.items[i].buffers[0]->get_arg<BufferArg>().size; }
+
+// A sum over many rows of each column (the norm weights' gradients: 8192 tokens x 4096 columns)
+// splits into chunks of rows, so a GPU has 65,536 partial sums to give threads instead of 4096:
+// (P, columns) partials, then their sum. Row sums, short columns, many columns and matmuls stay
+// one kernel.
+TEST(SplitReduce, AColumnSumOverManyRowsSplitsIntoChunksOfRows) {
+  auto column_sum = [](const NodeRef& x) {
+    return make(Op::REDUCE_AXIS, dtypes::float32, {x}, ReduceArg{Op::ADD, {0}});
+  };
+  auto schedule = [](const NodeRef& r) { return create_schedule(make(Op::SINK, dtypes::void_, {r})); };
+  auto unallocated = [](int64_t rows, int64_t cols) {
+    return make(Op::RESHAPE, dtypes::float32,
+                {new_buffer(device_node("INTERP"), dtypes::float32, rows * cols)}, Shape{rows, cols});
+  };
+  Schedule s = schedule(column_sum(unallocated(8192, 4096)));
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(output_size(s, 0), 16 * 4096);  // 16 chunks of 512 rows
+  // 64 columns would want 1024 chunks: 16 keep 256 rows each
+  s = schedule(column_sum(input("INTERP", {4096, 64}, 0.25f)));
+  ASSERT_EQ(s.items.size(), 2u);
+  EXPECT_EQ(output_size(s, 0), 16 * 64);
+  std::vector<double> want(64, 0.0);  // input element i is 0.25 * ((i * 7) % 11 - 5)
+  for (int64_t i = 0; i < 4096 * 64; i++) want[i % 64] += 0.25 * ((i * 7) % 11 - 5);
+  std::vector<float> got = run(column_sum(input("CPU", {4096, 64}, 0.25f)));
+  ASSERT_EQ(got.size(), 64u);
+  for (int c = 0; c < 64; c++) EXPECT_NEAR(got[c], want[c], 1e-3) << c;
+  expect_close(got, run(column_sum(input("INTERP", {4096, 64}, 0.25f))));
+  EXPECT_EQ(schedule(column_sum(unallocated(2048, 4096))).items.size(), 1u);   // 2048 rows: short
+  EXPECT_EQ(schedule(column_sum(unallocated(8192, 65536))).items.size(), 1u);  // enough columns
+  NodeRef rows = make(Op::REDUCE_AXIS, dtypes::float32, {unallocated(64, 8192)}, ReduceArg{Op::ADD, {1}});
+  EXPECT_EQ(schedule(rows).items.size(), 1u);  // each row contiguous
+  // a weight gradient dW = dY^T X over 8192 tokens: a product of broadcasts, a matmul's to tile
+  NodeRef dy = unallocated(8192, 64), x = unallocated(8192, 32);
+  auto bcast = [](const NodeRef& v, const Shape& r, const Shape& e) {
+    return make(Op::EXPAND, dtypes::float32, {make(Op::RESHAPE, dtypes::float32, {v}, r)}, e);
+  };
+  NodeRef dw = make(Op::REDUCE_AXIS, dtypes::float32,
+                    {bcast(dy, {8192, 64, 1}, {8192, 64, 32}) * bcast(x, {8192, 1, 32}, {8192, 64, 32})},
+                    ReduceArg{Op::ADD, {0}});
+  EXPECT_EQ(schedule(dw).items.size(), 1u);
+}
 
 TEST(SplitReduce, ALongMatmulSumsChunksOfKIntoPartialsLaidOutChunkFirst) {
   // out (16, 32) over k = 32768: 16 chunks of 2048, the partials (16, 16, 32) with the chunk axis
