@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "codegen/gpu_launch.h"
 #include "codegen/heuristic_gpu.h"
 #include "codegen/heuristic_tc.h"
 #include "codegen/render_cuda.h"
@@ -38,11 +39,16 @@ class DeferredHipCompiler : public Compiler {
 };
 
 // CUDANULL's kernels: compiled, never run; a timed run takes no time (PROFILE's rows keep their
-// costs, with no rates).
+// costs, with no rates, and the launch the GPU would make).
 class NullProgram : public Program {
  public:
+  explicit NullProgram(const LinearProgram& prog) : dims_(gpu_launch_dims(prog)) {}
   void run(const KernelArgs&) override {}
   double timed_run(const KernelArgs&) override { return 0; }
+  const LaunchDims* launch_dims() const override { return &dims_; }
+
+ private:
+  LaunchDims dims_;
 };
 
 // CUDANULL's memory: address space only (no kernel runs, so only host uploads touch pages), mapped
@@ -107,7 +113,7 @@ class CompileCheckDevice : public Device {
     LG_CHECK(!binary.empty(), prog.name, ": no GPU binary");
     if (record_) record_hip_source(source);  // on every load: a cached "binary" was recorded elsewhere
     kernels++;
-    if (!run_) return std::make_unique<NullProgram>();
+    if (!run_) return std::make_unique<NullProgram>(prog);
     if (std::optional<PendingProgram> p = take_prepared(prog)) return load_program(*cpu_, *p).program;
     return build_program(*cpu_, prog).program;
   }

@@ -170,6 +170,7 @@ class CudaProgram : public Program {
   }
 
   // Asynchronous; with DEBUG>=1 it waits for the kernel and DEBUG>=2 prints its time.
+  const LaunchDims* launch_dims() const override { return &dims_; }
   void run(const KernelArgs& args) override {
     if (config().debug < 1) return launch(args);
     double seconds = timed_run(args);

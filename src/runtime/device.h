@@ -75,10 +75,14 @@ struct KernelArgs {
   std::vector<int64_t> sizes;  // elements of each buffer (for bounds checks)
 };
 
+struct LaunchDims;  // codegen/gpu_launch.h
+
 class Program {
  public:
   virtual ~Program() = default;
   virtual void run(const KernelArgs& args) = 0;
+  // A GPU program's launch geometry (its grid and block); null for the host's programs.
+  virtual const LaunchDims* launch_dims() const { return nullptr; }
   // Runs once and returns the seconds the kernel took on the device (BEAM's timer). The default
   // times run() with the host clock: right where run() returns when the kernel is done; devices
   // that launch asynchronously time on the device (CUDA: events).

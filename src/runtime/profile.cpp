@@ -10,6 +10,7 @@
 
 #include "base/config.h"
 #include "base/error.h"
+#include "codegen/gpu_launch.h"
 
 namespace lg {
 namespace {
@@ -66,6 +67,10 @@ void run_program(Program& p, const KernelArgs& args, const std::string& device, 
     row.name = name;
     row.ast = ast;
     row.cost = kernel_cost(ast, args.sizes);
+    if (const LaunchDims* d = p.launch_dims()) {
+      row.blocks = d->blocks;
+      row.threads = d->threads;
+    }
   }
   row.launches++;
   row.seconds += seconds;
@@ -135,11 +140,12 @@ std::string profile_table(size_t top) {
 }
 
 std::string profile_csv() {
-  std::string out = "device,kernel,launches,seconds,flops_per_launch,bytes_per_launch\n";
+  std::string out = "device,kernel,launches,seconds,flops_per_launch,bytes_per_launch,blocks,threads\n";
   char line[512];
   for (const ProfileRow& r : profile_rows()) {
-    std::snprintf(line, sizeof line, "%s,%s,%zu,%.9g,%.17g,%.17g\n", r.device.c_str(), r.name.c_str(),
-                  r.launches, r.seconds, r.cost.flops, r.cost.bytes);
+    std::snprintf(line, sizeof line, "%s,%s,%zu,%.9g,%.17g,%.17g,%lld,%lld\n", r.device.c_str(),
+                  r.name.c_str(), r.launches, r.seconds, r.cost.flops, r.cost.bytes,
+                  static_cast<long long>(r.blocks), static_cast<long long>(r.threads));
     out += line;
   }
   return out;

@@ -23,6 +23,7 @@ struct ProfileRow {
   std::string device, name;
   NodeRef ast;
   KernelCost cost;  // of one launch
+  int64_t blocks = 0, threads = 0;  // a GPU program's grid blocks and threads per block (0: a host program)
   size_t launches = 0;
   double seconds = 0;  // all launches
 };
@@ -37,8 +38,8 @@ void clear_profile();
 // The table PROFILE prints at exit: the `top` longest rows, the rest summed, the totals.
 std::string profile_table(size_t top);
 // Every row as CSV (PROFILE_CSV writes it at exit): a header, then device, kernel, launches,
-// seconds (all launches), flops_per_launch, bytes_per_launch; the longest first. Kernel names hold
-// no commas. tools/roofline.py reads it.
+// seconds (all launches), flops_per_launch, bytes_per_launch, blocks, threads (per block; both 0
+// for a host program); the longest first. Kernel names hold no commas. tools/roofline.py reads it.
 std::string profile_csv();
 // Writes profile_csv() to path atomically (a temporary file renamed over it); "" or why not.
 std::string write_profile_csv(const std::string& path);

@@ -163,7 +163,7 @@ NodeRef split_k(const Node& r) {
 
 // A long reduction over an outer axis (the last axis is an output: a sum over tokens per column)
 // with fewer than kSplitColumnsBelow outputs, not a matmul: P chunks of its largest reduced axis,
-// P the smallest power of two that makes P * outputs >= kSplitColumnsBelow partials, or the largest
+// P the smallest power of two that makes P * outputs >= kSplitColumnsPartials, or the largest
 // one short of that which divides the axis into chunks of at least kSplitColumnsChunk (none: no
 // split).
 NodeRef split_columns(const Node& r) {
@@ -175,7 +175,7 @@ NodeRef split_columns(const Node& r) {
       x->shape[last] < kSplitBelowOutputs || is_product_of_broadcasts(x.get(), arg.axes))
     return {};
   int64_t a = largest_reduced_axis(r), n = x->shape[a], p = 1;
-  while (p * outputs < kSplitColumnsBelow && n % (2 * p) == 0 && n / (2 * p) >= kSplitColumnsChunk) p *= 2;
+  while (p * outputs < kSplitColumnsPartials && n % (2 * p) == 0 && n / (2 * p) >= kSplitColumnsChunk) p *= 2;
   return p > 1 ? split_chunks_first(r, a, p) : NodeRef{};
 }
 

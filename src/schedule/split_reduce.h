@@ -30,9 +30,9 @@
 // kSplitColumnsBelow outputs over at least kSplitColumnsFrom elements each, not a matmul. A GPU
 // gives each output a thread (its neighbours read the neighbouring columns: coalesced), so 4096
 // outputs were 16 blocks walking 8192 rows on a GPU of 132 SMs. Split into P chunks of the largest
-// reduced axis, P the smallest power of two with P * outputs >= kSplitColumnsBelow, or short of
-// that the largest dividing the axis into chunks of at least kSplitColumnsChunk, the partials laid
-// out (P, outputs...) as split-K's.
+// reduced axis, P the smallest power of two with P * outputs >= kSplitColumnsPartials (a thread
+// each: 1024 per SM of a 128-SM GPU), or short of that the largest dividing the axis into chunks
+// of at least kSplitColumnsChunk, the partials laid out (P, outputs...) as split-K's.
 //
 // All three reassociate the sum (partials of chunks); 16-bit float reductions are left alone, since
 // the partials would be rounded to 16 bits.
@@ -48,6 +48,7 @@ inline constexpr int64_t kSplitKFrom = int64_t{1} << 14;
 inline constexpr int64_t kSplitKChunk = 2048;
 inline constexpr int64_t kSplitKMaxPartials = int64_t{1} << 25;
 inline constexpr int64_t kSplitColumnsBelow = int64_t{1} << 16;
+inline constexpr int64_t kSplitColumnsPartials = int64_t{1} << 17;
 inline constexpr int64_t kSplitColumnsFrom = int64_t{1} << 12;
 inline constexpr int64_t kSplitColumnsChunk = 256;
 

@@ -754,7 +754,7 @@ TEST(SplitReduce, SmallReductionsStayOneKernel) {
 int64_t output_size(const Schedule& s, size_t i) { return s.items[i].buffers[0]->get_arg<BufferArg>().size; }
 
 // A sum over many rows of each column (the norm weights' gradients: 8192 tokens x 4096 columns)
-// splits into chunks of rows, so a GPU has 65,536 partial sums to give threads instead of 4096:
+// splits into chunks of rows, so a GPU has 131,072 partial sums to give threads instead of 4096:
 // (P, columns) partials, then their sum. Row sums, short columns, many columns and matmuls stay
 // one kernel.
 TEST(SplitReduce, AColumnSumOverManyRowsSplitsIntoChunksOfRows) {
@@ -768,8 +768,8 @@ TEST(SplitReduce, AColumnSumOverManyRowsSplitsIntoChunksOfRows) {
   };
   Schedule s = schedule(column_sum(unallocated(8192, 4096)));
   ASSERT_EQ(s.items.size(), 2u);
-  EXPECT_EQ(output_size(s, 0), 16 * 4096);  // 16 chunks of 512 rows
-  // 64 columns would want 1024 chunks: 16 keep 256 rows each
+  EXPECT_EQ(output_size(s, 0), 32 * 4096);  // 32 chunks of 256 rows: 2^17 partials
+  // 64 columns would want 2048 chunks: 16 keep 256 rows each
   s = schedule(column_sum(input("INTERP", {4096, 64}, 0.25f)));
   ASSERT_EQ(s.items.size(), 2u);
   EXPECT_EQ(output_size(s, 0), 16 * 64);

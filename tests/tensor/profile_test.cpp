@@ -10,6 +10,7 @@
 #include <iterator>
 
 #include "base/config.h"
+#include "runtime/nvrtc.h"
 #include "tensor/jit.h"
 #include "tensor/tensor.h"
 
@@ -74,12 +75,15 @@ TEST_F(Profile, TheCsvHoldsEveryRowAndIsWrittenWhole) {
   Tensor::randn({1, 8, 16}).matmul(Tensor::randn({1, 16, 4})).realize();
   std::vector<ProfileRow> rows = profile_rows();
   std::string csv = profile_csv();
-  EXPECT_EQ(csv.rfind("device,kernel,launches,seconds,flops_per_launch,bytes_per_launch\n", 0), 0u) << csv;
+  EXPECT_EQ(csv.rfind("device,kernel,launches,seconds,flops_per_launch,bytes_per_launch,blocks,threads\n", 0),
+            0u)
+      << csv;
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), static_cast<std::ptrdiff_t>(rows.size() + 1)) << csv;
   std::string device = canonical_device(config().device);
   // the matmul: one launch, 2 x 8 x 4 x 16 FLOPs, (8 x 16 + 16 x 4 + 8 x 4) x 4 bytes
   EXPECT_NE(csv.find(device + ",r_1_8_4__16,1,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(",1024,896\n"), std::string::npos) << csv;
+  // no launch geometry on the host's devices
+  EXPECT_NE(csv.find(",1024,896,0,0\n"), std::string::npos) << csv;
   std::string path = testing::TempDir() + "lg_profile_test.csv";
   ASSERT_EQ(write_profile_csv(path), "");
   std::ifstream in(path);
@@ -88,6 +92,22 @@ TEST_F(Profile, TheCsvHoldsEveryRowAndIsWrittenWhole) {
   std::remove(path.c_str());
   std::string why = write_profile_csv("/nonexistent-dir/x.csv");
   EXPECT_NE(why.find("cannot write /nonexistent-dir/x.csv.tmp"), std::string::npos) << why;
+}
+
+// On CUDANULL (compiled, never run) each row has the launch the GPU would make: x * 2 + 1 over
+// 1024 x 1024 float32 is 4 elements per thread (one 16-byte access), 256 threads a block, 1024 blocks.
+TEST_F(Profile, GpuRowsHoldTheirLaunchGeometry) {
+  std::string why;
+  if (!nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  Tensor x = Tensor::zeros({1024, 1024}, dtypes::float32, "CUDANULL").contiguous().realize();
+  clear_profile();
+  (x * 2.0 + 1.0).realize();
+  std::vector<ProfileRow> rows = profile_rows();
+  ASSERT_EQ(rows.size(), 1u) << profile_table(10);
+  EXPECT_EQ(rows[0].blocks, 1024);
+  EXPECT_EQ(rows[0].threads, 256);
+  EXPECT_NE(profile_csv().find("CUDANULL,E_1024_1024,1,0,"), std::string::npos) << profile_csv();
+  EXPECT_NE(profile_csv().find(",1024,256\n"), std::string::npos) << profile_csv();
 }
 
 TEST_F(Profile, NothingIsRecordedWithoutIt) {
