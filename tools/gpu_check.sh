@@ -464,8 +464,10 @@ if [[ $profile == 1 ]]; then
   elif grep -q '^PROFILE:' "$profile_out" 2>/dev/null; then
     echo "PROFILE=20 of the step (seq $seq; 2 steps and the evaluation, each launch timed alone):"
     sed -n '/^PROFILE:/,/^  total:/p' "$profile_out"
-    # the same launches' least time at the peaks, and what share of the measured time that is
-    python3 tools/roofline.py "$outdir/gpu_check_profile.csv" --tflops "$peak" --gbs "$gbs" --top 0 2>&1 | tail -2
+    # the same launches' least time at the peaks, what share of the measured time that is, and
+    # the launches too small to fill the GPU (tools/roofline.py marks them "!")
+    python3 tools/roofline.py "$outdir/gpu_check_profile.csv" --tflops "$peak" --gbs "$gbs" --top 100000 2>&1 |
+      grep -E '^(total|measured|! |roofline)|bound by|[0-9] x [0-9]+!'
   else
     echo "(PROFILE run: no table; $(tail -1 "$profile_out" 2>/dev/null || echo "the step did not complete"))"
   fi
