@@ -169,8 +169,8 @@ class CudaProgram : public Program {
     if (a.cuCtxSetCurrent(c_.ctx) == 0) a.cuModuleUnload(module_);
   }
 
-  // Asynchronous; with DEBUG>=1 it waits for the kernel and DEBUG>=2 prints its time.
   const LaunchDims* launch_dims() const override { return &dims_; }
+  // Asynchronous; with DEBUG>=1 it waits for the kernel and DEBUG>=2 prints its time.
   void run(const KernelArgs& args) override {
     if (config().debug < 1) return launch(args);
     double seconds = timed_run(args);
