@@ -15,6 +15,7 @@
 #include "runtime/beam.h"
 #include "runtime/buffer.h"
 #include "runtime/cpu.h"
+#include "runtime/kernel_graph_util.h"
 #include "runtime/program_build.h"
 #include "runtime/realize.h"
 #include "runtime/thread_pool.h"
@@ -23,26 +24,10 @@
 namespace lg {
 namespace {
 
+using graph_testing::input;
+using graph_testing::values;
 using testing_util::CacheDir;
-
-NodeRef input(const std::string& device, const Shape& shape, float scale) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  NodeRef b = new_buffer(device_node(device), dtypes::float32, n);
-  std::vector<float> host(n);
-  for (int64_t i = 0; i < n; i++) host[i] = scale * static_cast<float>((i * 7) % 11 - 5);
-  buffer_copy_in(*b, host.data(), host.size() * 4);
-  return shape.size() == 1 ? b : make(Op::RESHAPE, dtypes::float32, {b}, shape);
-}
-
 using testing_util::ir_matmul;
-
-std::vector<float> values(const NodeRef& view) {
-  std::vector<float> out(view->numel());
-  const Node* b = view->op == Op::BUFFER ? view.get() : view->src[0].get();
-  buffer_copy_out(*b, out.data(), out.size() * 4);
-  return out;
-}
 
 std::vector<float> compute(const std::string& device) {
   NodeRef a = input(device, {16, 12}, 0.5f), b = input(device, {12, 8}, 0.25f);
