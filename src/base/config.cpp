@@ -78,6 +78,8 @@ static Config read_config() {
   c.block_mma = env_flag("BLOCK_MMA", true, "uses block-tiled tensor-core matmuls where they fit");
   c.block_mma_tile = env_int("BLOCK_MMA_TILE", -1);  // range checked by TcTiling::from_config
   c.smem = env_flag("SMEM", false, "stages tensor-core matmul tiles in shared memory");
+  c.atomic_scatter = env_flag("ATOMIC_SCATTER", true,
+                              "runs GPU scatter-adds over their positions in parallel with atomic adds");
   c.flash_attention = env_flag("FLASH_ATTENTION", false, "makes the Llama model's attention one fused op");
   c.multi_output = env_flag("MULTI_OUTPUT", true, "fuses kernels of several outputs");
   c.kblock = env_flag("KBLOCK", true, "lets the CPU heuristic block reductions");

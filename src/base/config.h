@@ -71,6 +71,8 @@ struct Config {
   bool block_mma = true;  // BLOCK_MMA=0: no block-tiled matmuls (codegen/block_mma.h)
   int block_mma_tile = -1;  // BLOCK_MMA_TILE: a fixed tiling (-1: the heuristic's)
   bool smem = false;  // SMEM=1: shared-memory staging of matmul tiles (codegen/smem.h)
+  // ATOMIC_SCATTER=0: GPU scatter-adds walk their positions in order (codegen/atomic_scatter.h)
+  bool atomic_scatter = true;
   bool flash_attention = false;  // FLASH_ATTENTION=1: fused attention in the Llama model
   bool multi_output = true;  // MULTI_OUTPUT=0: no kernels of several outputs (schedule/multi_output.h)
   bool kblock = true;        // KBLOCK=0: the CPU heuristic picks no K blocking (codegen/heuristic.cpp)

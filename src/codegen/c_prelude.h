@@ -45,6 +45,19 @@ static inline float lg_d_to_f_odd(double x) {
 }
 static inline float lg_maxf(float a, float b) { return (a != a || b != b) ? __builtin_nanf("") : (a < b ? b : a); }
 static inline double lg_maxd(double a, double b) { return (a != a || b != b) ? __builtin_nan("") : (a < b ? b : a); }
+/* Atomic adds (Opt ATOMIC, codegen/atomic_scatter.h): threads of one kernel may add into the same
+   element. Floats by compare-and-swap of their bits (relaxed: the kernel's end orders them). */
+static inline void lg_atomic_add_f32(float* p, float v) {
+  uint32_t* u = (uint32_t*)p;
+  uint32_t old = __atomic_load_n(u, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(u, &old, lg_f_bits(lg_bits_f(old) + v), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+}
+static inline void lg_atomic_add_f64(double* p, double v) {
+  uint64_t* u = (uint64_t*)p;
+  uint64_t old = __atomic_load_n(u, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(u, &old, lg_d_bits(lg_bits_d(old) + v), 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}
+}
+static inline void lg_atomic_add_i32(int32_t* p, int32_t v) { __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }
 /* 16-lane vectors (codegen/vectorize.h) hold float32 values, also for bfloat16 (as scalars do);
    a vector load or store moves 16 consecutive elements, unaligned. fma is fused (rounded once) as
    fmaf is: one AVX-512 instruction where there is one, else fmaf per lane. */

@@ -137,6 +137,7 @@ VectorAccessPlan plan_vector_accesses(const LinearProgram& prog) {
     auto [x, offset] = split_offset(idx->src[1].get());
     by_buffer[buffer].push_back({i, store, idx->src.size() == 2 ? x : nullptr, offset});
     if (idx->src.size() != 2 || buffer->op != Op::DEFINE_GLOBAL || lanes_of(buffer->dtype.base()) == 0) continue;
+    if (is_atomic_add(*n)) continue;  // atomicAdd takes one element
     size_t slot = static_cast<size_t>(buffer->get_arg<int64_t>());
     candidates[{store, slot, x, block[i]}].push_back({n, i, offset});
   }

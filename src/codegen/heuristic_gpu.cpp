@@ -5,8 +5,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/config.h"
 #include "base/error.h"
 #include "codegen/access.h"
+#include "codegen/atomic_scatter.h"
 #include "codegen/gpu_launch.h"
 #include "codegen/heuristic_tc.h"
 #include "ir/attention.h"
@@ -254,6 +256,7 @@ GpuKnobs GpuKnobs::defaults(bool tensor_cores, bool wgmma) {
   k.tensor_cores = tensor_cores;
   k.tc = TcTiling::from_config();
   k.tc.wgmma = tensor_cores && wgmma;
+  k.atomic_scatter = config().atomic_scatter;
   return k;
 }
 
@@ -264,6 +267,15 @@ std::vector<Opt> gpu_heuristic_opts(const NodeRef& scheduled, const GpuKnobs& kn
     std::vector<Opt> opts{{OptKind::GLOBAL, 0}};
     if (knobs.tensor_cores) opts.push_back({OptKind::TC, 0, 0});
     return opts;
+  }
+  if (knobs.atomic_scatter) {
+    NodeRef ast = rewrite(scheduled, pm_symbolic(), {.name = "initial symbolic"});  // as lower_kernel has it
+    if (is_serial_scatter(ast)) {
+      std::vector<Opt> opts{{OptKind::ATOMIC, 0}};
+      std::vector<Opt> rest = gpu_heuristic_opts(apply_opts(ast, opts), knobs);
+      opts.insert(opts.end(), rest.begin(), rest.end());
+      return opts;
+    }
   }
   if (knobs.tensor_cores)
     if (std::optional<std::vector<Opt>> tc = tc_heuristic_opts(scheduled, knobs.tc)) return *tc;

@@ -17,6 +17,7 @@ struct GpuKnobs {
   int register_tile = 4;      // outputs per thread along a reused axis of a reduction (UPCAST; 1: none)
   bool vector = true;         // elementwise kernels: 16 bytes per thread along the contiguous axis
   int64_t shared_limit = 48 << 10;  // most shared memory per block the device gives (BEAM skips block tilings past it)
+  bool atomic_scatter = true;       // a scatter-add's positions run in parallel (Opt ATOMIC; ATOMIC_SCATTER)
   // The defaults (tc from TC_WARP, TC_BLOCK, SMEM); tensor_cores: the device can (cuda_tensor_cores);
   // wgmma: it has wgmma too (cuda_wgmma).
   static GpuKnobs defaults(bool tensor_cores, bool wgmma = false);
@@ -40,6 +41,9 @@ struct GpuKnobs {
 // writes its elements (GROUPOUT), so each reduction runs once per row. heuristic_gpu.cpp says why.
 // knobs.tensor_cores (CUDA, sm_80 and later, TC=1): a bf16/fp16 matmul gets tensor cores instead
 // (codegen/heuristic_tc.h).
+// A scatter-add (knobs.atomic_scatter) first gets Opt ATOMIC (codegen/atomic_scatter.h): its
+// scattered axis becomes an output axis like the others, its store an atomic add; the rest of the
+// list is the elementwise schedule of that kernel.
 std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast, const GpuKnobs& knobs);
 inline std::vector<Opt> gpu_heuristic_opts(const NodeRef& ast, bool tensor_cores = false) {
   return gpu_heuristic_opts(ast, GpuKnobs::defaults(tensor_cores));

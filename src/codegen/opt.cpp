@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "base/error.h"
+#include "codegen/atomic_scatter.h"
 #include "codegen/block_mma.h"
 #include "codegen/pack.h"
 #include "codegen/smem.h"
@@ -32,6 +33,7 @@ static const char* kind_name(OptKind k) {
     case OptKind::BLOCK_MMA: return "BLOCK_MMA";
     case OptKind::KBLOCK: return "KBLOCK";
     case OptKind::PACK: return "PACK";
+    case OptKind::ATOMIC: return "ATOMIC";
   }
   return "?";
 }
@@ -239,6 +241,7 @@ static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
   if (o.kind == OptKind::SMEM) return stage_tc_operands(ast);
   if (o.kind == OptKind::BLOCK_MMA) return apply_block_mma(ast, o.axis, o.amount);  // axis: the matmul, amount: the tiling
   if (o.kind == OptKind::PACK) return pack_operand(ast, o.axis);  // axis: the kernel argument
+  if (o.kind == OptKind::ATOMIC) return apply_atomic_scatter(ast);
   std::vector<NodeRef> axes = kernel_axes(ast);
   if (o.axis < 0 || o.axis >= static_cast<int>(axes.size())) throw OptError(str("no axis ", o.axis));
   const NodeRef& r = axes[o.axis];
@@ -277,7 +280,8 @@ static NodeRef apply_one(const NodeRef& ast, const Opt& o) {
     case OptKind::TC:
     case OptKind::SMEM:
     case OptKind::BLOCK_MMA:
-    case OptKind::PACK: break;
+    case OptKind::PACK:
+    case OptKind::ATOMIC: break;
   }
   throw OptError("unknown opt");
 }

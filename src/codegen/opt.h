@@ -52,6 +52,9 @@
 //   BLOCK_MMA c t the first and only Opt: matmul c (of tc_candidates) as a block-tiled tensor-core
 //                 matmul on tiling t (codegen/block_mma.h): the block's tiles pass through shared
 //                 memory (cp.async, ldmatrix) in a hand-written main loop; the epilogue stays generated
+//   ATOMIC -  -   the first Opt, GPU devices: a scatter-add's SERIAL axis becomes the outermost output
+//                 axis and its read-modify-write an atomic add (codegen/atomic_scatter.h), so the
+//                 scattered positions run in parallel; a repeated index's adds land in any order
 //
 // GPU thread ranges: LOCAL ranges are independent axes of the block (each its own part of
 // threadIdx); every GROUP range of a kernel is the same group axis (one part of threadIdx, shared):
@@ -80,7 +83,8 @@ enum class OptKind : uint8_t {
   SMEM,
   BLOCK_MMA,
   KBLOCK,
-  PACK
+  PACK,
+  ATOMIC
 };
 
 struct Opt {

@@ -227,6 +227,10 @@ class CWriter {
       return line(idx.src.size() == 3 ? str("if (", ref(idx.src[2]), ") ", s) : s);
     }
     std::string s = str(ref(n.src[0]), " = ", to_memory(n.src[1]->dtype, ref(n.src[1])), ";");
+    if (is_atomic_add(n)) {  // Opt ATOMIC: float32, float64 or int32 (atomic_add_dtype)
+      const char* f = t == dtypes::float32 ? "f32" : t == dtypes::float64 ? "f64" : "i32";
+      s = str("lg_atomic_add_", f, "(&", ref(n.src[0]), ", ", ref(n.src[1]), ");");
+    }
     line(idx.src.size() == 3 ? str("if (", ref(idx.src[2]), ") ", s) : s);
   }
 

@@ -27,6 +27,8 @@ __device__ __forceinline__ unsigned short lg_bf16_bits(lg_bf16_t x) { return __b
 __device__ __forceinline__ lg_bf16_t lg_bits_bf16(unsigned short b) { return __ushort_as_bfloat16(b); }
 __device__ __forceinline__ unsigned short lg_f16_bits(lg_f16_t x) { return __half_as_ushort(x); }
 __device__ __forceinline__ lg_f16_t lg_bits_f16(unsigned short b) { return __ushort_as_half(b); }
+/* Opt ATOMIC's adds (codegen/atomic_scatter.h): float32, float64, int32. */
+template <class T> __device__ __forceinline__ void lg_atomic_add(T* p, T v) { atomicAdd(p, v); }
 /* Tensor cores (codegen/tensor_core.h; sm_80 and later). Two 16-bit values in one register, the
    first in the low half; one warp-wide mma.sync, called by all 32 lanes of the warp together. */
 struct lg_mma_f32x4 { float x[4]; };

@@ -321,7 +321,10 @@ class GpuWriter {
 
   void emit_store(const Node& n) {
     if (auto g = vectors_.group_of.find(&n); g != vectors_.group_of.end()) return emit_vector_store(n, g->second);
-    std::string s = str(ref(n.src[0]), " = ", to_memory(n.src[1]->dtype, ref(n.src[1])), ";");
+    // An atomic add (Opt ATOMIC): float32, float64 or int32; each dialect's prelude defines lg_atomic_add.
+    std::string s = is_atomic_add(n)
+                        ? str("lg_atomic_add(&", ref(n.src[0]), ", ", ref(n.src[1]), ");")
+                        : str(ref(n.src[0]), " = ", to_memory(n.src[1]->dtype, ref(n.src[1])), ";");
     std::string gate = store_gate(*n.src[0]);
     line(gate.empty() ? s : str("if (", gate, ") ", s));
   }

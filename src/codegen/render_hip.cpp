@@ -23,6 +23,12 @@ __device__ __forceinline__ unsigned short lg_bf16_bits(lg_bf16_t x) { return x; 
 __device__ __forceinline__ lg_bf16_t lg_bits_bf16(unsigned short b) { return b; }
 __device__ __forceinline__ unsigned short lg_f16_bits(lg_f16_t x) { return __builtin_bit_cast(unsigned short, x); }
 __device__ __forceinline__ lg_f16_t lg_bits_f16(unsigned short b) { return __builtin_bit_cast(lg_f16_t, b); }
+/* Opt ATOMIC's adds (codegen/atomic_scatter.h). Floats by unsafeAtomicAdd: the hardware's add
+   (global_atomic_add_f32) on gfx90a too, where atomicAdd is a compare-and-swap loop; "unsafe" only
+   for fine-grained host memory, which kernels are never given. */
+__device__ __forceinline__ void lg_atomic_add(float* p, float v) { unsafeAtomicAdd(p, v); }
+__device__ __forceinline__ void lg_atomic_add(double* p, double v) { unsafeAtomicAdd(p, v); }
+__device__ __forceinline__ void lg_atomic_add(int32_t* p, int32_t v) { atomicAdd(p, v); }
 )HIP";
 
 // No warp shuffles: AMD wavefronts have 64 lanes and ROCm 5 has no __shfl_xor_sync. No tensor cores:

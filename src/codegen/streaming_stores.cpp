@@ -27,7 +27,7 @@ std::unordered_set<const Node*> streaming_stores(const LinearProgram& prog) {
   for (const NodeRef& n : prog.ops) {
     if (n->op == Op::RANGE) loops.push_back(n.get());
     if (n->op == Op::END && !loops.empty() && loops.back() == n->src[0].get()) loops.pop_back();
-    if (n->op != Op::STORE) continue;
+    if (n->op != Op::STORE || is_atomic_add(*n)) continue;
     const Node& idx = *n->src[0];
     if (idx.op != Op::INDEX) continue;
     const Node* buffer = idx.src[0].get();

@@ -112,6 +112,7 @@ class Vectorizer {
         return make(Op::SINK, n->dtype, std::move(src));
       }
       case Op::STORE: {
+        if (is_atomic_add(*n)) throw NotVectorizable{};  // the C prelude adds scalars atomically
         if (depends(n->src[0].get())) return make(Op::STORE, n->dtype, {first_lane_index(n->src[0]), vector(n->src[1])});
         NodeRef v = (*this)(n->src[1]);  // one element: the value must have been combined to a scalar
         if (v->dtype != n->src[1]->dtype) throw NotVectorizable{};

@@ -42,7 +42,8 @@ static bool arity_ok(Op op, size_t n) {
 void check_node(Op op, DType dtype, const std::vector<NodeRef>& src, const Arg& arg) {
   const OpInfo& info = op_info(op);
   LG_CHECK(arity_ok(op, src.size()), info.name, " with ", src.size(), " sources");
-  LG_CHECK(arg_kind_matches(info.arg, arg), info.name, " with arg ", arg_to_string(arg));
+  const bool atomic_add = op == Op::STORE && std::holds_alternative<Op>(arg) && std::get<Op>(arg) == Op::ADD;
+  LG_CHECK(atomic_add || arg_kind_matches(info.arg, arg), info.name, " with arg ", arg_to_string(arg));
   if (op == Op::CONST) {
     LG_CHECK(is_float(dtype) == std::holds_alternative<double>(arg), "CONST ", name(dtype), " holds ",
              arg_to_string(arg));

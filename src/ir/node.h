@@ -29,7 +29,8 @@ using Pairs = std::vector<std::pair<int64_t, int64_t>>;
 // LOOP (an output axis) and REDUCE (an axis folded by a REDUCE).
 // SERIAL: a loop whose iterations must run in order (a scatter-add's read-modify-write of
 // data-dependent addresses; KBLOCK's blocks of a reduction, each adding into the output); no Opt
-// splits, upcasts or parallelizes it.
+// splits, upcasts or parallelizes it, except Opt ATOMIC, which makes a scatter's an output axis and
+// its store an atomic add (codegen/atomic_scatter.h).
 enum class AxisType : uint8_t { LOOP, REDUCE, GLOBAL, LOCAL, THREAD, GROUP, UPCAST, UNROLL, SERIAL, COOP };
 const char* axis_type_name(AxisType t);
 
@@ -137,6 +138,9 @@ class Node {
 
 // The only way to create a node: returns the interned node equal to (op, dtype, src, arg).
 NodeRef make(Op op, DType dtype, std::vector<NodeRef> src = {}, Arg arg = {});
+
+// A STORE that adds its value to the element atomically (arg Op::ADD; Opt ATOMIC, codegen/atomic_scatter.h).
+inline bool is_atomic_add(const Node& n) { return n.op == Op::STORE && std::holds_alternative<Op>(n.arg); }
 
 // Same node with new sources (or the node itself when the sources are identical).
 NodeRef replace_src(const NodeRef& n, std::vector<NodeRef> src);

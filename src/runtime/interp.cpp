@@ -38,6 +38,7 @@ struct Inst {
   int slot = -1;  // buffer slot (INDEX, LOAD, STORE)
   int jump = -1;  // RANGE: pc after its END; END: pc of the loop body start
   Value imm{};    // CONST value
+  bool add = false;  // STORE: adds to the element (an atomic add, ir/node.h is_atomic_add)
 };
 
 class InterpProgram : public Program {
@@ -99,9 +100,14 @@ class InterpProgram : public Program {
         }
         case Op::STORE: {
           int64_t off = r[in.src[0]].i;
-          if (off >= 0)
-            store_value(static_cast<char*>(buffers[in.slot]) + off * itemsize(in.dtype), in.dtype,
-                        r[in.src[1]]);
+          if (off < 0) break;
+          char* p = static_cast<char*>(buffers[in.slot]) + off * itemsize(in.dtype);
+          Value v = r[in.src[1]];
+          if (in.add) {  // one program at a time runs here, so an atomic add is a plain one
+            Value both[2] = {load_value(p, in.dtype), v};
+            v = eval_alu(Op::ADD, in.dtype, in.dtype, both, 2);
+          }
+          store_value(p, in.dtype, v);
           break;
         }
         case Op::DEFINE_ACC:
@@ -165,6 +171,7 @@ class InterpProgram : public Program {
           in.slot = slot.at(n->src[0]->src[0].get());
           in.src[0] = R(n->src[0]);
           if (n->op == Op::STORE) in.src[1] = R(n->src[1]);
+          in.add = is_atomic_add(*n);
           break;
         case Op::DEFINE_ACC: in.src[0] = R(n->src[0]); break;
         case Op::ACCUMULATE:

@@ -62,6 +62,8 @@ static lg_dim3 threadIdx, blockIdx, gridDim;
 static ucontext_t lg_scheduler;
 static ucontext_t* lg_fibers;
 static inline void __syncthreads() { swapcontext(&lg_fibers[threadIdx.x], &lg_scheduler); }
+// Fibers switch only at barriers, so a read-modify-write is atomic here as it is.
+template <class T> static void lg_atomic_add(T* p, T v) { *p += v; }
 static inline void lg_fence_proxy_async() {
   for (void* d : lg_unfenced[threadIdx.x]) std::memcpy(lg_async_view + lg_smem_address(d), d, 16);
   lg_unfenced[threadIdx.x].clear();
