@@ -105,16 +105,31 @@ const std::vector<BlockMmaTiling>& block_mma_tilings() {
       {128, 128, 32, 2, 2, 4},
       {128, 256, 64, 8, 1, 4, true},
       {128, 128, 64, 8, 1, 4, true},
+      {128, 256, 64, 8, 1, 4, true, true},
   };
   return t;
 }
 
+int64_t block_mma_threads(const BlockMmaTiling& t) {
+  return int64_t{32} * t.warps_m * t.warps_n + (t.specialized ? kBlockMmaProducerThreads : 0);
+}
+
 int64_t block_mma_shared_bytes(const BlockMmaTiling& t) {
-  return int64_t{t.stages} * (t.bm + t.bn) * t.bk * 2 + (t.wgmma ? 1024 : 0);
+  return int64_t{t.stages} * (t.bm + t.bn) * t.bk * 2 + (t.wgmma ? 1024 : 0) +
+         (t.specialized ? 16 * t.stages : 0);
 }
 
 Shape BlockMmaArg::to_shape() const {
-  Shape s{k, tiling.bm, tiling.bn, tiling.bk, tiling.warps_m, tiling.warps_n, tiling.stages, tiling.wgmma ? 1 : 0};
+  Shape s{k,
+          tiling.bm,
+          tiling.bn,
+          tiling.bk,
+          tiling.warps_m,
+          tiling.warps_n,
+          tiling.stages,
+          tiling.specialized ? 2
+          : tiling.wgmma     ? 1
+                             : 0};
   for (const BlockMmaProduct& p : products) s.insert(s.end(), {p.a_m, p.a_k, p.b_n, p.b_k});
   return s;
 }
@@ -122,7 +137,7 @@ Shape BlockMmaArg::to_shape() const {
 BlockMmaArg BlockMmaArg::from_shape(const Shape& s) {
   LG_CHECK(s.size() >= 12 && (s.size() - 8) % 4 == 0, "BLOCK_MMA arg of ", s.size(), " numbers");
   auto i = [&](int j) { return static_cast<int>(s[j]); };
-  BlockMmaArg a{s[0], {i(1), i(2), i(3), i(4), i(5), i(6), s[7] != 0}, {}};
+  BlockMmaArg a{s[0], {i(1), i(2), i(3), i(4), i(5), i(6), s[7] != 0, s[7] == 2}, {}};
   for (size_t j = 8; j < s.size(); j += 4) a.products.push_back({s[j], s[j + 1], s[j + 2], s[j + 3]});
   return a;
 }

@@ -41,13 +41,23 @@ namespace lg {
 // holds 16 rows (warps_m = BM / 16, warps_n = 1: four warps, one warpgroup, per 64 rows); an
 // operand contiguous along m or n is an MN-major tile (wgmma's transpose), as the PTX ISA allows
 // for 16-bit types, so every layout the block matmul takes has it.
+// specialized (wgmma only): the block has one more warpgroup, kBlockMmaProducerThreads threads
+// that only copy tiles (the producer), and the warps above only compute (the consumers); they
+// hand stages to each other through mbarriers instead of a barrier of the whole block per k tile
+// (codegen/render_block_mma.h). The producer threads come after the consumers' (threads
+// 32 * warps_m * warps_n and up), hold no outputs and leave the kernel after the main loop.
 struct BlockMmaTiling {
   int bm, bn, bk, warps_m, warps_n, stages;
   bool wgmma = false;
+  bool specialized = false;
   bool operator==(const BlockMmaTiling&) const = default;
 };
+inline constexpr int kBlockMmaProducerThreads = 128;
+// The threads of a block of tiling t: its warps' and, when specialized, the producer's.
+int64_t block_mma_threads(const BlockMmaTiling& t);
 // Its tiles in the kernel's dynamic shared memory: stages * (BM + BN) * BK 16-bit elements (and,
-// for wgmma, 1 KiB more to align the tiles to the 1024-byte swizzle pattern).
+// for wgmma, 1 KiB more to align the tiles to the 1024-byte swizzle pattern; specialized, two
+// 8-byte mbarriers per stage after the tiles).
 int64_t block_mma_shared_bytes(const BlockMmaTiling& t);
 
 // The tilings Opt BLOCK_MMA's amount picks from. The heuristic's (the first
@@ -59,7 +69,8 @@ int64_t block_mma_shared_bytes(const BlockMmaTiling& t);
 // 256 x 128 with 64 k (144 KiB); 128 x 128 with 4 stages of 32 k (64 KiB). Then the wgmma main
 // loop (sm_90a only: GPUs that have it, codegen/heuristic_tc.h cuda_wgmma), 4 stages of 64 k
 // (one in the mmas, two copied ahead): 128 x 256 (two warpgroups of 64 x 256: 193 KiB) and
-// 128 x 128 (two of 64 x 128: 129 KiB).
+// 128 x 128 (two of 64 x 128: 129 KiB). Then 12, the 128 x 256 wgmma tiling warp-specialized: a
+// producer warpgroup copies all 4 stages ahead while the two consumer warpgroups compute.
 const std::vector<BlockMmaTiling>& block_mma_tilings();
 inline constexpr int kBlockMmaHeuristicTilings = 4;
 
@@ -69,7 +80,8 @@ struct BlockMmaProduct {
   bool operator==(const BlockMmaProduct&) const = default;
 };
 
-// BLOCK_MMA's arg (a Shape): K, the tiling (bm, bn, bk, warps_m, warps_n, stages, wgmma 0 or 1),
+// BLOCK_MMA's arg (a Shape): K, the tiling (bm, bn, bk, warps_m, warps_n, stages, then 0 for
+// mma.sync, 1 for wgmma, 2 for warp-specialized wgmma),
 // then a_m, a_k, b_n, b_k of each product.
 struct BlockMmaArg {
   int64_t k;

@@ -67,13 +67,19 @@ LaunchDims gpu_launch_dims(const LinearProgram& prog) {
     LG_CHECK(d.threads == 1, prog.name, ": an attention kernel with thread ranges");
     d.threads = kAttentionThreads;
   }
+  bool producers = false;
   for (const NodeRef& n : prog.ops) {
-    if (n->op == Op::BLOCK_MMA)
-      d.shared_bytes = std::max(d.shared_bytes, block_mma_shared_bytes(BlockMmaArg::from_shape(n->get_arg<Shape>()).tiling));
+    if (n->op == Op::BLOCK_MMA) {
+      const BlockMmaTiling t = BlockMmaArg::from_shape(n->get_arg<Shape>()).tiling;
+      d.shared_bytes = std::max(d.shared_bytes, block_mma_shared_bytes(t));
+      producers = producers || t.specialized;
+    }
     if (n->op == Op::ATTENTION)
       d.shared_bytes = std::max(d.shared_bytes, attention_cuda_shared_bytes(AttentionKernel::from_arg(n->get_arg<Shape>()),
                                                                             n->src[2]->dtype.base()));
   }
+  // A warp-specialized main loop's producer threads: after the ranges' threads, in no range.
+  if (producers) d.threads += kBlockMmaProducerThreads;
   LG_CHECK(d.threads <= kGpuMaxThreads, prog.name, ": ", d.threads, " threads per block (at most ", kGpuMaxThreads, ")");
   d.block[0] = static_cast<uint32_t>(d.threads);
   set_grid(d, prog.name);

@@ -21,6 +21,8 @@
 //   tiles in the kernel's dynamic shared memory, `shared_bytes` of it per block: the renderer
 //   declares it (LG_DYNAMIC_SHARED) and the runtime launches with it (past 48 KiB after raising
 //   the kernel's limit). Generated __shared__ arrays (reductions, LOCAL tiles) are static, not counted.
+//   A warp-specialized block matmul (codegen/block_mma.h) adds its producer warpgroup's threads
+//   after those of the ranges: they belong to no range and leave after the main loop.
 #include <cstdint>
 #include <vector>
 

@@ -211,7 +211,166 @@ LG_D void lg_block_wgmma(const void* a_ptr, int64_t a_off, int64_t a_ld, const v
   };
   lg_bmma_pipeline<STAGES, 1>(tiles, load, issue);
 }
+/* The warp-specialized wgmma main loop (a `specialized` tiling, codegen/block_mma.h): the block's
+   2 * BM consumer threads (warpgroups of 64 rows, as in lg_block_wgmma) only issue mmas, the 128
+   producer threads after them only copy. Both walk one ring of STAGES stages in the same order,
+   across the products of a sum, each keeping its place in its own `pipe` (zero before the first
+   product). Per stage s, two mbarriers after the tiles:
+     full[s]  (one arrival per producer thread) completes when every producer thread's copies into
+              s have landed and been fenced for the async proxy (wgmma's reads);
+     empty[s] (one arrival per consumer thread) completes when the mmas reading s are done.
+   The producer waits empty[s] before it copies a tile into s (a fresh mbarrier's phase before the
+   first counts as completed, so the first round passes) and arrives on full[] LAG tiles later,
+   after cp.async.wait_group says that tile's copies landed and it fenced them (the writer fences
+   its own writes, then releases them). A consumer waits full[s], issues and commits the stage's
+   4 wgmmas, and once lg_wgmma_wait<1> says the previous tile's group is done arrives on that
+   tile's empty[]. No barrier of the whole block after lg_ws_setup.
+   The kernel splits after the setup: the producer threads run lg_ws_produce for every product and
+   leave. Registers: 384 threads allow 168 each, and the consumers fit (ptxas: 154, no spills), so
+   no setmaxnreg moves any from the producer (which ptxas only honours with a known register
+   count at entry, and which deadlocks when the requests pass the register file). */
+struct lg_ws_pipe { int stage; uint32_t phase; }; /* the next tile's stage and its round's parity */
+template <int STAGES> LG_D void lg_ws_next(lg_ws_pipe& p) {
+  if (++p.stage == STAGES) {
+    p.stage = 0;
+    p.phase ^= 1u;
+  }
+}
+/* The stages (1024-byte aligned) and the mbarriers after them: full[s], then empty[s]. */
+LG_D uint16_t* lg_ws_tiles(uint16_t* smem) {
+  return smem + ((1024 - (lg_smem_address(smem) & 1023)) & 1023) / 2;
+}
+template <int BM, int BN, int STAGES> LG_D uint64_t* lg_ws_full(uint16_t* smem) {
+  return (uint64_t*)(lg_ws_tiles(smem) + STAGES * (BM + BN) * 64);
+}
+/* Every thread of the block: t 0 initializes the mbarriers, all wait for it. */
+template <int BM, int BN, int STAGES> LG_D void lg_ws_setup(int t, uint16_t* smem) {
+  constexpr int CONSUMERS = 2 * BM, PRODUCERS = 128;
+  uint64_t* const full = lg_ws_full<BM, BN, STAGES>(smem);
+  if (t == 0) {
+    for (int s = 0; s < STAGES; s++) {
+      lg_mbarrier_init(full + s, PRODUCERS);
+      lg_mbarrier_init(full + STAGES + s, CONSUMERS);
+    }
+    lg_fence_mbarrier_init();
+  }
+  __syncthreads(); /* the mbarriers are initialized before anyone waits on them */
+}
+/* A producer thread (t in [2 * BM, 2 * BM + 128)): one product's k tiles into the ring. */
+template <int BM, int BN, int STAGES, bool A_K, bool B_K>
+LG_D void lg_ws_produce(const void* a_ptr, int64_t a_off, int64_t a_ld, const void* b_ptr, int64_t b_off, int64_t b_ld,
+                        int64_t K, int t, uint16_t* smem, lg_ws_pipe& pipe) {
+  constexpr int BK = 64, PRODUCERS = 128, LAG = STAGES / 2, A_TILE = BM * BK, STAGE = (BM + BN) * BK;
+  static_assert(LAG >= 1, "a stage's arrival comes after later copies were issued");
+  uint16_t* const tiles = lg_ws_tiles(smem);
+  uint64_t* const full = lg_ws_full<BM, BN, STAGES>(smem);
+  uint64_t* const empty = full + STAGES;
+  const uint16_t* A = (const uint16_t*)a_ptr + a_off;
+  const uint16_t* B = (const uint16_t*)b_ptr + b_off;
+  const int pt = t - 2 * BM, tiles_k = (int)(K / BK);
+  lg_ws_pipe due = pipe; /* the oldest tile whose full[] arrival is still to come */
+  for (int kt = 0; kt < tiles_k; kt++) {
+    lg_mbarrier_wait(empty + pipe.stage, pipe.phase ^ 1u);
+    uint16_t* sa = tiles + pipe.stage * STAGE;
+    const int64_t k0 = (int64_t)kt * BK;
+    if (A_K) lg_bmma_copy<BM, BK, PRODUCERS>(sa, A + k0, a_ld, pt);
+    else lg_wgmma_copy_mn<BM, PRODUCERS>(sa, A + k0 * a_ld, a_ld, pt);
+    if (B_K) lg_bmma_copy<BN, BK, PRODUCERS>(sa + A_TILE, B + k0, b_ld, pt);
+    else lg_wgmma_copy_mn<BN, PRODUCERS>(sa + A_TILE, B + k0 * b_ld, b_ld, pt);
+    lg_cp_async_commit();
+    lg_ws_next<STAGES>(pipe);
+    if (kt >= LAG) {
+      lg_cp_async_wait<LAG>(); /* tile kt - LAG's copies landed */
+      lg_fence_proxy_async();
+      lg_mbarrier_arrive(full + due.stage);
+      lg_ws_next<STAGES>(due);
+    }
+  }
+  lg_cp_async_wait<0>();
+  lg_fence_proxy_async();
+  for (int i = 0; i < LAG && i < tiles_k; i++) {
+    lg_mbarrier_arrive(full + due.stage);
+    lg_ws_next<STAGES>(due);
+  }
+}
+/* A consumer thread (warp wm, t < 2 * BM): one product's mmas into acc (zeroed first when `first`),
+   in lg_block_wgmma's accumulator layout. */
+template <int BM, int BN, int STAGES, bool A_K, bool B_K, bool BF16>
+LG_D void lg_ws_consume(int64_t K, int wm, bool first, uint16_t* smem, lg_mma_f32x4 (&acc)[1][BN / 8], lg_ws_pipe& pipe) {
+  constexpr int BK = 64, A_TILE = BM * BK, STAGE = (BM + BN) * BK;
+  static_assert(BM % 64 == 0 && (BN == 128 || BN == 256), "warpgroups of 64 rows, wgmma n of 128 or 256");
+  uint16_t* const tiles = lg_ws_tiles(smem);
+  uint64_t* const full = lg_ws_full<BM, BN, STAGES>(smem);
+  uint64_t* const empty = full + STAGES;
+  if (first) {
+#pragma unroll
+    for (int j = 0; j < BN / 8; j++) acc[0][j] = lg_mma_f32x4{{0.f, 0.f, 0.f, 0.f}};
+  }
+  /* As lg_block_wgmma: per operand where its 16 k number kk start (the warpgroup's rows for A), LBO, SBO. */
+  constexpr uint32_t a_step = A_K ? 32 : 2 * (BM / 64) * 1024, b_step = B_K ? 32 : 2 * (BN / 64) * 1024;
+  constexpr uint32_t a_lbo = A_K ? 16 : 1024, a_sbo = A_K ? 1024 : (BM / 64) * 1024;
+  constexpr uint32_t b_lbo = B_K ? 16 : 1024, b_sbo = B_K ? 1024 : (BN / 64) * 1024;
+  const uint32_t a_rows = A_K ? (wm / 4) * 64 * BK * 2 : (wm / 4) * 1024;
+  float* d = acc[0][0].x;
+  const int tiles_k = (int)(K / BK);
+  int before = -1; /* the stage of the tile whose mmas are still in flight */
+  for (int kt = 0; kt < tiles_k; kt++) {
+    lg_mbarrier_wait(full + pipe.stage, pipe.phase);
+    const uint16_t* sa = tiles + pipe.stage * STAGE;
+    const uint32_t a0 = lg_smem_address(sa) + a_rows, b0 = lg_smem_address(sa + A_TILE);
+    lg_wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < BK / 16; kk++) {
+      const uint64_t da = lg_wgmma_desc(a0 + kk * a_step, a_lbo, a_sbo), db = lg_wgmma_desc(b0 + kk * b_step, b_lbo, b_sbo);
+      if constexpr (BN == 256) {
+        if (BF16) lg_wgmma_m64n256k16_bf16<!A_K, !B_K>(d, da, db);
+        else lg_wgmma_m64n256k16_f16<!A_K, !B_K>(d, da, db);
+      } else {
+        if (BF16) lg_wgmma_m64n128k16_bf16<!A_K, !B_K>(d, da, db);
+        else lg_wgmma_m64n128k16_f16<!A_K, !B_K>(d, da, db);
+      }
+    }
+    lg_wgmma_commit();
+    lg_wgmma_wait<1>(); /* the previous tile's group is done */
+    if (before >= 0) lg_mbarrier_arrive(empty + before);
+    before = pipe.stage;
+    lg_ws_next<STAGES>(pipe);
+  }
+  lg_wgmma_wait<0>();
+  if (before >= 0) lg_mbarrier_arrive(empty + before);
+}
 )BMMA";
+
+namespace {
+
+// A warp-specialized tiling's calls: the setup, the producer's loop over the products (then it
+// leaves the kernel), the consumers' (one pipeline across the products, one `pipe` per side).
+std::string specialized_calls(const BlockMmaArg& arg, DType input, const std::string& acc,
+                              const std::vector<BlockMmaOperands>& operands, const std::string& wm,
+                              const std::string& t, const std::string& smem) {
+  const BlockMmaTiling& g = arg.tiling;
+  LG_CHECK(g.wgmma && g.bk == 64 && g.warps_m * 16 == g.bm && g.warps_n == 1,
+           "BLOCK_MMA: a specialized tiling it cannot run");
+  const std::string shape = str(g.bm, ", ", g.bn, ", ", g.stages), sm = str("(uint16_t*)", smem);
+  std::string out = str("\nlg_ws_pipe ", acc, "_pipe{0, 0u};\nlg_ws_setup<", shape, ">((int)", t, ", ", sm,
+                        ");\nif (", t, " >= ", 2 * g.bm, ") {");
+  std::string consume;
+  for (size_t p = 0; p < operands.size(); p++) {
+    const BlockMmaProduct& x = arg.products[p];
+    const BlockMmaOperands& o = operands[p];
+    const bool a_k = x.a_k == 1, b_k = x.b_k == 1;
+    const int64_t a_ld = a_k ? x.a_m : x.a_k, b_ld = b_k ? x.b_n : x.b_k;
+    const std::string layout = str(shape, ", ", a_k ? "true" : "false", ", ", b_k ? "true" : "false");
+    out += str("\n  lg_ws_produce<", layout, ">(", o.a, ", ", o.a_off, ", ", a_ld, "ll, ", o.b, ", ", o.b_off,
+               ", ", b_ld, "ll, ", arg.k, "ll, (int)", t, ", ", sm, ", ", acc, "_pipe);");
+    consume +=
+        str("\nlg_ws_consume<", layout, ", ", input == dtypes::bfloat16 ? "true" : "false", ">(", arg.k,
+            "ll, (int)", wm, ", ", p == 0 ? "true" : "false", ", ", sm, ", ", acc, ", ", acc, "_pipe);");
+  }
+  return out + "\n  return;\n}" + consume;
+}
+
+}  // namespace
 
 std::string block_mma_call(const BlockMmaArg& arg, DType input, const std::string& acc,
                            const std::vector<BlockMmaOperands>& operands, const std::string& wm, const std::string& wn,
@@ -221,6 +380,7 @@ std::string block_mma_call(const BlockMmaArg& arg, DType input, const std::strin
   LG_CHECK(operands.size() == arg.products.size(), "BLOCK_MMA: ", operands.size(), " operand pairs for ", arg.products.size(),
            " products");
   std::string out = str("lg_mma_f32x4 ", acc, "[", g.bm / g.warps_m / 16, "][", g.bn / g.warps_n / 8, "];");
+  if (g.specialized) return out + specialized_calls(arg, input, acc, operands, wm, t, smem);
   for (size_t p = 0; p < operands.size(); p++) {
     const BlockMmaProduct& x = arg.products[p];
     const BlockMmaOperands& o = operands[p];

@@ -20,10 +20,15 @@
 // of 64 rows wgmma.mma_async reading both from shared memory, one k tile's group of mmas in flight
 // across the next barrier (copies two k tiles ahead); the accumulators come out in the same
 // C-fragment layout (acc[0][tn]).
+// A `specialized` tiling's main loop is warp-specialized: after lg_ws_setup (the mbarriers),
+// the producer warpgroup (threads 2 * BM and up) runs lg_ws_produce for each product, copying the
+// stages, and leaves the kernel; the consumer warpgroups run lg_ws_consume, the wgmmas, into the
+// same accumulator layout. They hand stages to each other through mbarriers.
 // It uses the dialect prelude's primitives (render_cuda.cpp; the test emulation has its own):
 // lg_cp_async16, lg_cp_async_commit, lg_cp_async_wait<N>, lg_ldmatrix_x4[_trans],
 // lg_mma_m16n8k16_{bf16,f16}; for wgmma lg_fence_proxy_async, lg_wgmma_fence, lg_wgmma_commit,
-// lg_wgmma_wait<N>, lg_wgmma_m64n{128,256}k16_{bf16,f16}<TA, TB>.
+// lg_wgmma_wait<N>, lg_wgmma_m64n{128,256}k16_{bf16,f16}<TA, TB>; warp-specialized also
+// lg_mbarrier_init, lg_fence_mbarrier_init, lg_mbarrier_arrive, lg_mbarrier_wait.
 #include <string>
 #include <vector>
 

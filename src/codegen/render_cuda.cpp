@@ -106,6 +106,23 @@ LG_WGMMA_N128(lg_wgmma_m64n128k16_f16, "f16")
   }
 LG_WGMMA_N256(lg_wgmma_m64n256k16_bf16, "bf16")
 LG_WGMMA_N256(lg_wgmma_m64n256k16_f16, "f16")
+/* mbarriers (sm_90; the warp-specialized block matmul): an 8-byte barrier in shared memory whose
+   phase completes after `count` arrivals; a wait is for the completion of the phase of the given
+   parity (the phase before the first counts as completed for parity 1). */
+__device__ __forceinline__ void lg_mbarrier_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(lg_smem_address(bar)), "r"(count) : "memory");
+}
+__device__ __forceinline__ void lg_fence_mbarrier_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+__device__ __forceinline__ void lg_mbarrier_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(lg_smem_address(bar)) : "memory");
+}
+__device__ __forceinline__ void lg_mbarrier_wait(uint64_t* bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(lg_smem_address(bar)), "r"(parity) : "memory");
+  } while (!done);
+}
 )CUDA";
 
 std::string CudaRenderer::render(const LinearProgram& prog) const { return render_gpu_kernel(prog, kCudaPrelude, true); }

@@ -423,8 +423,8 @@ class GpuWriter {
     auto it = block_mmas_.find(key);
     if (it == block_mmas_.end()) {
       const BlockMmaTiling& t = arg.tiling;
-      LG_CHECK(dims_.threads == 32 * t.warps_m * t.warps_n, p_.name, ": a block matmul of ", t.warps_m * t.warps_n,
-               " warps in a block of ", dims_.threads, " threads");
+      LG_CHECK(dims_.threads == block_mma_threads(t), p_.name, ": a block matmul of ", block_mma_threads(t),
+               " threads in a block of ", dims_.threads);
       std::vector<BlockMmaOperands> operands;
       for (size_t s = kBlockMmaThreadSources; s < n.src.size(); s += kBlockMmaProductSources)
         operands.push_back({ref(n.src[s]), ref(n.src[s + 1]), ref(n.src[s + 2]), ref(n.src[s + 3])});

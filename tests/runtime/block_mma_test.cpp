@@ -229,11 +229,48 @@ TEST_F(BlockMma, TheWgmmaTilingsAsEmulatedCudaMatchTheCProgramBitForBit) {
   expect_close(run_block(deep, 11, Run::EmulatedCuda), reference(deep), 2.0 / 1024, label(deep));
 }
 
+// The warp-specialized wgmma main loop (tiling 12): a producer warpgroup (threads 256..383, in no
+// range of the kernel) copies the stages and hands them to the two consumer warpgroups through
+// mbarriers. The emulation runs its threads as fibers that yield at every failed mbarrier wait,
+// lands a producer's copies only at its cp.async.wait_group, lets a wgmma read them only after
+// that thread's proxy fence, and applies an mma only at the wait that covers it: a producer that
+// signals a stage before its copies landed, a consumer that frees a stage before its mmas are
+// done, or a parity off by one computes NaNs or deadlocks (both fail). 6 and 9 k tiles in 4
+// stages: the ring wraps and the phases flip.
+TEST_F(BlockMma, TheWarpSpecializedWgmmaTilingAsEmulatedCudaMatchesTheCProgramBitForBit) {
+  for (bool a_t : {false, true})
+    for (bool b_t : {false, true}) {
+      Matmul wide{1, 128, 256, 384, dtypes::bfloat16, false, a_t, b_t};
+      std::vector<float> got = run_block(wide, 12, Run::EmulatedCuda);
+      expect_close(got, reference(wide), 1e-6, label(wide));
+      EXPECT_EQ(got, run_block(wide, 12, Run::CProgram)) << label(wide);
+    }
+  Matmul two{2, 256, 256, 576, dtypes::float16, true, true, false};  // 4 blocks over a batch of 2, fp16 out
+  expect_close(run_block(two, 12, Run::EmulatedCuda), reference(two), 2.0 / 1024, label(two));
+  // the launch: 384 threads, the producer's after the 256 the kernel's ranges number
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 128, 256, 128, dtypes::bfloat16}));
+  LinearProgram p = lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, 12}});
+  EXPECT_EQ(gpu_launch_dims(p).threads, 384);
+  EXPECT_EQ(gpu_launch_dims(lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, 10}})).threads,
+            256);
+}
+
 // Every tiling's launch asks for exactly its stages of A and B tiles as dynamic shared memory, which
 // the kernel declares once and every product's main loop shares.
 TEST_F(BlockMma, TheLaunchCarriesEachTilingsSharedMemory) {
-  const int64_t want[] = {48 << 10,  36 << 10,  36 << 10,  24 << 10,  72 << 10,         72 << 10,
-                          96 << 10,  144 << 10, 144 << 10, 64 << 10,  (192 + 1) << 10, (128 + 1) << 10};
+  const int64_t want[] = {48 << 10,
+                          36 << 10,
+                          36 << 10,
+                          24 << 10,
+                          72 << 10,
+                          72 << 10,
+                          96 << 10,
+                          144 << 10,
+                          144 << 10,
+                          64 << 10,
+                          (192 + 1) << 10,
+                          (128 + 1) << 10,
+                          ((192 + 1) << 10) + 4 * 16};  // 12: 4 stages' full and empty mbarriers
   ASSERT_EQ(block_mma_tilings().size(), std::size(want));
   // x @ W^T: both operands contiguous along k, which the wgmma tilings need
   Schedule s = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, dtypes::bfloat16, false, false, true}));
@@ -275,13 +312,13 @@ TEST_F(BlockMma, BlockMmaTileFixesTheTiling) {
     EXPECT_EQ(gpu_heuristic_opts(m->items.at(0).ast, GpuKnobs::defaults(true, true)), (std::vector<Opt>{{OptKind::BLOCK_MMA, 0, 10}}));
     EXPECT_EQ(gpu_heuristic_opts(m->items.at(0).ast, GpuKnobs::defaults(true, false)), (std::vector<Opt>{{OptKind::BLOCK_MMA, 0, 3}}));
   }
-  setenv("BLOCK_MMA_TILE", "12", 1);
+  setenv("BLOCK_MMA_TILE", "13", 1);
   config_reload();
   try {
     gpu_heuristic_opts(s.items.at(0).ast, true);
-    ADD_FAILURE() << "BLOCK_MMA_TILE=12 was taken";
+    ADD_FAILURE() << "BLOCK_MMA_TILE=13 was taken";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("BLOCK_MMA_TILE=12"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("BLOCK_MMA_TILE=13"), std::string::npos) << e.what();
   }
   unsetenv("BLOCK_MMA_TILE");
   config_reload();
@@ -413,17 +450,25 @@ TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
   for (DType t : {dtypes::bfloat16, dtypes::float16})
     for (bool a_t : {false, true}) {
       Schedule nt = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, t, false, a_t, !a_t}));
-      for (int tiling : {10, 11}) {
+      for (int tiling : {10, 11, 12}) {
         SCOPED_TRACE(str(name(t), " tiling ", tiling, a_t ? " a^T @ b" : " a @ W^T"));
         std::string src = CudaRenderer().render(lower_kernel(nt.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, tiling}}));
         std::vector<uint8_t> cubin = NvrtcCompiler("sm_90a").compile(src);
         EXPECT_EQ(std::string(cubin.begin(), cubin.begin() + 4), "\x7f" "ELF");
         std::vector<uint8_t> ptx = NvrtcCompiler("compute_90a").compile(src);
         std::string text(ptx.begin(), ptx.end());
-        for (std::string insn : {str("wgmma.mma_async.sync.aligned.m64n", tiling == 10 ? 256 : 128, "k16.f32.", t == dtypes::bfloat16 ? "bf16" : "f16"),
-                                 std::string(a_t ? "p, 1, 1, 1, 1;" : "p, 1, 1, 0, 0;"), std::string("wgmma.fence.sync.aligned"),
-                                 std::string("fence.proxy.async.shared::cta"), std::string("wgmma.commit_group.sync.aligned"),
-                                 std::string("wgmma.wait_group.sync.aligned"), std::string("cp.async.cg.shared.global")})
+        for (std::string insn :
+             {str("wgmma.mma_async.sync.aligned.m64n", tiling == 11 ? 128 : 256, "k16.f32.",
+                  t == dtypes::bfloat16 ? "bf16" : "f16"),
+              std::string(a_t ? "p, 1, 1, 1, 1;" : "p, 1, 1, 0, 0;"), std::string("wgmma.fence.sync.aligned"),
+              std::string("fence.proxy.async.shared::cta"), std::string("wgmma.commit_group.sync.aligned"),
+              std::string("wgmma.wait_group.sync.aligned"), std::string("cp.async.cg.shared.global")})
+          EXPECT_NE(text.find(insn), std::string::npos) << insn;
+        if (tiling != 12) continue;
+        // the warp-specialized one's hand-over through mbarriers, and its 384 threads
+        for (const char* insn :
+             {"mbarrier.init.shared::cta.b64", "fence.mbarrier_init.release.cluster",
+              "mbarrier.arrive.shared::cta.b64", "mbarrier.try_wait.parity.shared::cta.b64", ".maxntid 384"})
           EXPECT_NE(text.find(insn), std::string::npos) << insn;
       }
     }

@@ -61,7 +61,50 @@ struct lg_dim3 { unsigned x, y, z; };
 static lg_dim3 threadIdx, blockIdx, gridDim;
 static ucontext_t lg_scheduler;
 static ucontext_t* lg_fibers;
-static inline void __syncthreads() { swapcontext(&lg_fibers[threadIdx.x], &lg_scheduler); }
+// A thread at __syncthreads is not resumed until every unfinished thread of the block is at it.
+static bool lg_at_barrier[1024];
+static inline void __syncthreads() {
+  lg_at_barrier[threadIdx.x] = true;
+  swapcontext(&lg_fibers[threadIdx.x], &lg_scheduler);
+}
+// mbarriers (the warp-specialized block matmul): the 8 bytes in shared memory hold the expected
+// arrivals (bits 0-15), the arrivals still missing in this phase (16-31), the number of completed
+// phases (32-47) and a mark of initialization (48-63), so a barrier used before mbarrier.init (the
+// launch fills shared memory with 0xff) is a protocol error. A wait for parity P returns once the
+// phase of parity P that is current or just before has completed (the phase before the first
+// counts as completed), else the thread yields to the next (lg_spun) and tries again in the
+// scheduler's next round. lg_mbarrier_events counts inits, arrivals and passed waits: a round of
+// the block without one, in which no thread reached a barrier or its end, is a deadlock.
+static bool lg_spun;
+static unsigned long lg_mbarrier_events;
+static const uint64_t lg_mbarrier_mark = 0x4c47ull << 48;
+static inline void lg_mbarrier_init(uint64_t* bar, uint32_t count) {
+  *bar = lg_mbarrier_mark | (uint64_t)count << 16 | count;
+  lg_mbarrier_events++;
+}
+static inline void lg_fence_mbarrier_init() {}
+static inline bool lg_mbarrier_valid(const uint64_t* bar) {
+  if ((*bar >> 48) == (lg_mbarrier_mark >> 48)) return true;
+  if (!lg_emulation_error) lg_emulation_error = "an mbarrier used before mbarrier.init";
+  return false;
+}
+static inline void lg_mbarrier_arrive(uint64_t* bar) {
+  if (!lg_mbarrier_valid(bar)) return;
+  uint64_t expected = *bar & 0xffff, missing = (*bar >> 16) & 0xffff, phases = (*bar >> 32) & 0xffff;
+  if (--missing == 0) {
+    missing = expected;
+    phases = (phases + 1) & 0xffff;
+  }
+  *bar = lg_mbarrier_mark | phases << 32 | missing << 16 | expected;
+  lg_mbarrier_events++;
+}
+static inline void lg_mbarrier_wait(uint64_t* bar, uint32_t parity) {
+  while (lg_mbarrier_valid(bar) && ((*bar >> 32) & 1) == (parity & 1)) {
+    lg_spun = true;
+    swapcontext(&lg_fibers[threadIdx.x], &lg_scheduler);
+  }
+  lg_mbarrier_events++;
+}
 // Fibers switch only at barriers, so a read-modify-write is atomic here as it is.
 template <class T> static void lg_atomic_add(T* p, T v) { *p += v; }
 static inline void lg_fence_proxy_async() {
@@ -288,8 +331,11 @@ LG_WGMMA_EMU(lg_wgmma_m64n256k16_f16, 256, false)
 )SHIM";
 
 // After the kernel: runs the grid one block at a time, each block's threads as fibers (ucontext)
-// on a 256 KiB stack each, in rounds: every unfinished thread runs to its next barrier (or its end),
-// thread 0 first, then the next round. A barrier is met when every unfinished thread has reached it.
+// on a 256 KiB stack each, in rounds: every unfinished thread not held at a barrier runs to its
+// next barrier, its next failed mbarrier wait or its end, thread 0 first, then the next round. A
+// barrier is met (its threads released at the next round's start) when every unfinished thread
+// has reached it. A round in which nothing moves (no thread reached a barrier or its end, no
+// mbarrier event) is a deadlock: a protocol error, and the launch stops.
 const char* const kLauncher = R"SHIM(
 static void** lg_args;
 static bool lg_done[1024];
@@ -317,8 +363,9 @@ extern "C" void lg_launch(unsigned gx, unsigned gy, unsigned bx, size_t shared, 
   lg_fibers = fibers.data();
   lg_args = args;
   gridDim = {gx, gy, 1};
-  for (unsigned by = 0; by < gy; by++)
-    for (unsigned b = 0; b < gx; b++) {
+  bool deadlocked = false;
+  for (unsigned by = 0; by < gy && !deadlocked; by++)
+    for (unsigned b = 0; b < gx && !deadlocked; b++) {
       blockIdx = {b, by, 0};
       std::memset(lg_dynamic_shared, 0xff, shared);
       std::memset(lg_async_view, 0xff, shared_pages);
@@ -333,14 +380,32 @@ extern "C" void lg_launch(unsigned gx, unsigned gy, unsigned bx, size_t shared, 
         lg_wgmma[t] = {};
         lg_unfenced[t].clear();
       }
-      for (bool running = true; running;) {
-        running = false;
+      for (unsigned t = 0; t < bx; t++) lg_at_barrier[t] = false;
+      for (;;) {
+        bool left = false, all_at_barrier = true, moved = false;
         for (unsigned t = 0; t < bx; t++)
           if (!lg_done[t]) {
-            threadIdx = {t, 0, 0};
-            swapcontext(&lg_scheduler, &fibers[t]);
-            running = running || !lg_done[t];
+            left = true;
+            all_at_barrier = all_at_barrier && lg_at_barrier[t];
           }
+        if (!left) break;
+        if (all_at_barrier) {
+          for (unsigned t = 0; t < bx; t++) lg_at_barrier[t] = false;
+          moved = true;
+        }
+        const unsigned long events = lg_mbarrier_events;
+        for (unsigned t = 0; t < bx; t++)
+          if (!lg_done[t] && !lg_at_barrier[t]) {
+            threadIdx = {t, 0, 0};
+            lg_spun = false;
+            swapcontext(&lg_scheduler, &fibers[t]);
+            moved = moved || !lg_spun;
+          }
+        if (!moved && events == lg_mbarrier_events) {
+          if (!lg_emulation_error) lg_emulation_error = "the block deadlocked: its threads wait on mbarriers or a barrier that never complete";
+          deadlocked = true;  /* no further blocks */
+          break;
+        }
       }
     }
   munmap(stacks, stack * bx);

@@ -10,8 +10,10 @@
 // cp.async written into shared memory only at the wait that covers it), the file is compiled by
 // the host C++ compiler into a shared object, and each block runs as block[0] fibers (ucontext) on
 // the calling thread, one block after another (so static storage is the block's shared memory):
-// each fiber runs to its next __syncthreads, then the next fiber, thread 0 first. Slow (every
-// emulated mma.sync and ldmatrix is two barriers) and only for small kernels.
+// each fiber runs to its next __syncthreads (where it waits for the block's other unfinished
+// threads) or failed mbarrier wait (where it tries again next round), then the next fiber,
+// thread 0 first; a round in which no thread moves is a deadlock, reported as a broken protocol.
+// Slow (every emulated mma.sync and ldmatrix is two barriers) and only for small kernels.
 #include <string>
 #include <vector>
 
