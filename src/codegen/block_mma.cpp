@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "codegen/gpu_launch.h"
 #include "codegen/opt.h"
 #include "codegen/tensor_core.h"
 #include "ir/build.h"
@@ -78,6 +79,48 @@ Operand operand(const NodeRef& cast, const Node* along, const std::vector<NodeRe
   return o;
 }
 
+// The constant term of a sum of range multiples (every range 0), else nullopt.
+std::optional<int64_t> constant_term(const NodeRef& x) {
+  if (x->is_const()) return x->const_as_int();
+  if (x->op == Op::RANGE) return 0;
+  if (x->op == Op::ADD) {
+    std::optional<int64_t> a = constant_term(x->src[0]), b = constant_term(x->src[1]);
+    if (a && b) return *a + *b;
+  }
+  if (x->op == Op::MUL)
+    for (int s = 0; s < 2; s++)
+      if (x->src[1 - s]->is_const()) {
+        std::optional<int64_t> a = constant_term(x->src[s]);
+        if (a) return *a * x->src[1 - s]->const_as_int();
+      }
+  return std::nullopt;
+}
+
+// A TMA tiling's operand: its buffer as rows of ld elements (ld the stride of the strided axis),
+// every tile within one row. The contiguous axes (k when the operand is contiguous along k, else
+// `along`) span `extent` elements from the offset's column; every other range moves whole rows.
+void check_tma_rows(const Operand& o, const Node* along, const std::vector<NodeRef>& ks, int64_t along_size,
+                    int64_t k_size, const char* name) {
+  const bool k_major = o.k_stride == 1;
+  const int64_t ld = k_major ? o.along_stride : o.k_stride, extent = k_major ? k_size : along_size;
+  auto contiguous = [&](const Node* r) {
+    if (!k_major) return r == along;
+    return std::any_of(ks.begin(), ks.end(), [&](const NodeRef& k) { return k.get() == r; });
+  };
+  for (const Node* n : toposort(o.index))
+    if (n->op == Op::RANGE && !contiguous(n)) {
+      std::optional<int64_t> c = coefficient(o.index, n);
+      if (!c || *c % ld != 0)
+        throw OptError(str("BLOCK_MMA: TMA: operand ", name, " moves along a range by ",
+                           c ? str(*c) : std::string("a non-linear step"), " elements, not whole rows of ",
+                           ld));
+    }
+  std::optional<int64_t> c = constant_term(o.index);
+  if (!c || *c < 0 || *c % ld + extent > ld)
+    throw OptError(
+        str("BLOCK_MMA: TMA: operand ", name, "'s tiles do not lie within rows of ", ld, " elements"));
+}
+
 // The products x_p * y_p of the reduction's body: CAST(x_1) * CAST(y_1) + ... (tensor_core.h).
 std::vector<NodeRef> product_terms(const NodeRef& body) {
   if (body->op == Op::ADD && body->dtype == dtypes::float32) {
@@ -106,6 +149,7 @@ const std::vector<BlockMmaTiling>& block_mma_tilings() {
       {128, 256, 64, 8, 1, 4, true},
       {128, 128, 64, 8, 1, 4, true},
       {128, 256, 64, 8, 1, 4, true, true},
+      {128, 256, 64, 8, 1, 4, true, true, true},
   };
   return t;
 }
@@ -119,6 +163,15 @@ int64_t block_mma_shared_bytes(const BlockMmaTiling& t) {
          (t.specialized ? 16 * t.stages : 0);
 }
 
+namespace {
+// The main loop's kind in BLOCK_MMA's arg: 0 mma.sync, 1 wgmma, 2 warp-specialized, 3 with TMA.
+int64_t main_loop_kind(const BlockMmaTiling& t) {
+  if (t.tma) return 3;
+  if (t.specialized) return 2;
+  return t.wgmma ? 1 : 0;
+}
+}  // namespace
+
 Shape BlockMmaArg::to_shape() const {
   Shape s{k,
           tiling.bm,
@@ -127,9 +180,7 @@ Shape BlockMmaArg::to_shape() const {
           tiling.warps_m,
           tiling.warps_n,
           tiling.stages,
-          tiling.specialized ? 2
-          : tiling.wgmma     ? 1
-                             : 0};
+          main_loop_kind(tiling)};
   for (const BlockMmaProduct& p : products) s.insert(s.end(), {p.a_m, p.a_k, p.b_n, p.b_k});
   return s;
 }
@@ -137,9 +188,24 @@ Shape BlockMmaArg::to_shape() const {
 BlockMmaArg BlockMmaArg::from_shape(const Shape& s) {
   LG_CHECK(s.size() >= 12 && (s.size() - 8) % 4 == 0, "BLOCK_MMA arg of ", s.size(), " numbers");
   auto i = [&](int j) { return static_cast<int>(s[j]); };
-  BlockMmaArg a{s[0], {i(1), i(2), i(3), i(4), i(5), i(6), s[7] != 0, s[7] == 2}, {}};
+  BlockMmaArg a{s[0], {i(1), i(2), i(3), i(4), i(5), i(6), s[7] != 0, s[7] >= 2, s[7] == 3}, {}};
   for (size_t j = 8; j < s.size(); j += 4) a.products.push_back({s[j], s[j + 1], s[j + 2], s[j + 3]});
   return a;
+}
+
+std::vector<GpuTensorMap> block_mma_tensor_maps(const Node& n) {
+  LG_CHECK(n.op == Op::BLOCK_MMA, "block_mma_tensor_maps of ", op_name(n.op));
+  const BlockMmaArg arg = BlockMmaArg::from_shape(n.get_arg<Shape>());
+  std::vector<GpuTensorMap> maps;
+  for (size_t p = 0; p < arg.products.size(); p++) {
+    const BlockMmaProduct& x = arg.products[p];
+    const size_t s = kBlockMmaThreadSources + p * kBlockMmaProductSources;
+    maps.push_back(
+        {n.src[s]->get_arg<int64_t>(), x.a_k == 1 ? x.a_m : x.a_k, x.a_k == 1 ? arg.tiling.bm : 64});
+    maps.push_back(
+        {n.src[s + 2]->get_arg<int64_t>(), x.b_k == 1 ? x.b_n : x.b_k, x.b_k == 1 ? arg.tiling.bn : 64});
+  }
+  return maps;
 }
 
 NodeRef apply_block_mma(const NodeRef& ast, int choice, int tiling) {
@@ -177,6 +243,11 @@ NodeRef apply_block_mma(const NodeRef& ast, int choice, int tiling) {
   const int64_t ms = size(M), ns = size(N);
   if (ms % t.bm || ns % t.bn || ksize % t.bk)
     throw OptError(str("BLOCK_MMA: ", ms, " x ", ns, " x ", ksize, " is not a multiple of the tile ", t.bm, " x ", t.bn, " x ", t.bk));
+  if (t.tma)
+    for (size_t p = 0; p < as.size(); p++) {
+      check_tma_rows(as[p], M.get(), ks, ms, ksize, "A");
+      check_tma_rows(bs[p], N.get(), ks, ns, ksize, "B");
+    }
 
   int64_t next_id = 0;
   for (const Node* n : toposort(ast))

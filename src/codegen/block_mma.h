@@ -46,10 +46,16 @@ namespace lg {
 // hand stages to each other through mbarriers instead of a barrier of the whole block per k tile
 // (codegen/render_block_mma.h). The producer threads come after the consumers' (threads
 // 32 * warps_m * warps_n and up), hold no outputs and leave the kernel after the main loop.
+// tma (specialized only): one producer thread copies each operand's tile with TMA (a bulk tensor
+// copy per 64 x rows box, the 128-byte swizzle done by the copy engine, completion counted in
+// bytes on the stage's mbarrier) from a tensor map the runtime encodes per launch
+// (codegen/gpu_launch.h: LaunchDims::tensor_maps); an operand contiguous along m or n is stored as
+// 64-wide slabs (each box one 64 x 64 slab).
 struct BlockMmaTiling {
   int bm, bn, bk, warps_m, warps_n, stages;
   bool wgmma = false;
   bool specialized = false;
+  bool tma = false;
   bool operator==(const BlockMmaTiling&) const = default;
 };
 inline constexpr int kBlockMmaProducerThreads = 128;
@@ -70,7 +76,11 @@ int64_t block_mma_shared_bytes(const BlockMmaTiling& t);
 // loop (sm_90a only: GPUs that have it, codegen/heuristic_tc.h cuda_wgmma), 4 stages of 64 k
 // (one in the mmas, two copied ahead): 128 x 256 (two warpgroups of 64 x 256: 193 KiB) and
 // 128 x 128 (two of 64 x 128: 129 KiB). Then 12, the 128 x 256 wgmma tiling warp-specialized: a
-// producer warpgroup copies all 4 stages ahead while the two consumer warpgroups compute.
+// producer warpgroup copies all 4 stages ahead while the two consumer warpgroups compute; and 13,
+// the same with its copies by TMA. A TMA tiling takes only operands whose rows the tensor map can
+// describe: each tile lies within one row of ld elements of its buffer (every offset term along
+// the strided axes a multiple of ld, and the contiguous extent plus the constant offset's column
+// at most ld).
 const std::vector<BlockMmaTiling>& block_mma_tilings();
 inline constexpr int kBlockMmaHeuristicTilings = 4;
 
@@ -81,7 +91,7 @@ struct BlockMmaProduct {
 };
 
 // BLOCK_MMA's arg (a Shape): K, the tiling (bm, bn, bk, warps_m, warps_n, stages, then 0 for
-// mma.sync, 1 for wgmma, 2 for warp-specialized wgmma),
+// mma.sync, 1 for wgmma, 2 for warp-specialized wgmma, 3 for that with TMA),
 // then a_m, a_k, b_n, b_k of each product.
 struct BlockMmaArg {
   int64_t k;
@@ -92,6 +102,12 @@ struct BlockMmaArg {
 };
 // BLOCK_MMA's sources before the products' (row, col, wm, wn, lane, tm, tn, e), and per product.
 inline constexpr size_t kBlockMmaThreadSources = 8, kBlockMmaProductSources = 4;
+
+// A TMA tiling's tensor maps (codegen/gpu_launch.h) for one of its BLOCK_MMA nodes: per product,
+// A's and B's buffer slot, row length and box rows (a tile contiguous along k is one box of 64 k by
+// BM or BN rows; one contiguous along m or n is 64-wide slabs, boxes of 64 k rows).
+struct GpuTensorMap;
+std::vector<GpuTensorMap> block_mma_tensor_maps(const Node& block_mma);
 
 // Opt BLOCK_MMA c t: the matmul tc_candidates(ast)[c] on tiling t (above). Throws OptError when
 // the kernel is not one (a padded k, reduce axes that do not merge, an operand that is not a plain

@@ -73,6 +73,7 @@ LaunchDims gpu_launch_dims(const LinearProgram& prog) {
       const BlockMmaTiling t = BlockMmaArg::from_shape(n->get_arg<Shape>()).tiling;
       d.shared_bytes = std::max(d.shared_bytes, block_mma_shared_bytes(t));
       producers = producers || t.specialized;
+      if (t.tma && d.tensor_maps.empty()) d.tensor_maps = block_mma_tensor_maps(*n);
     }
     if (n->op == Op::ATTENTION)
       d.shared_bytes = std::max(d.shared_bytes, attention_cuda_shared_bytes(AttentionKernel::from_arg(n->get_arg<Shape>()),

@@ -41,6 +41,15 @@ struct GpuAxis {
   int64_t stride;  // of the flattened block or thread index
 };
 
+// A TMA tensor map (a `tma` block-matmul tiling, codegen/block_mma.h) that the runtime encodes for
+// each launch and passes after the buffers (kernel parameter lg_tmap<i>, 128 bytes): the 16-bit
+// buffer of slot `slot` as ceil(elements / ld) rows of ld elements, 2 bytes each, rows ld * 2 bytes
+// apart, read in boxes of 64 elements (128 bytes: the 128-byte swizzle's span) by `box_rows` rows.
+struct GpuTensorMap {
+  int64_t slot, ld, box_rows;
+  bool operator==(const GpuTensorMap&) const = default;
+};
+
 struct LaunchDims {
   std::vector<GpuAxis> axes;  // in program order, one per GLOBAL, LOCAL or GROUP range
   int64_t blocks = 1;         // product of the GLOBAL sizes
@@ -50,6 +59,7 @@ struct LaunchDims {
   uint32_t block[3] = {1, 1, 1};
   bool grid_padded = false;  // grid[0] * grid[1] > blocks
   int64_t shared_bytes = 0;  // dynamic shared memory per block (a multiple of 16)
+  std::vector<GpuTensorMap> tensor_maps;  // per product of its block matmul: A's, then B's
 };
 
 // Dynamic shared memory past this needs the kernel's limit raised (cuFuncSetAttribute).

@@ -243,13 +243,14 @@ LG_D uint16_t* lg_ws_tiles(uint16_t* smem) {
 template <int BM, int BN, int STAGES> LG_D uint64_t* lg_ws_full(uint16_t* smem) {
   return (uint64_t*)(lg_ws_tiles(smem) + STAGES * (BM + BN) * 64);
 }
-/* Every thread of the block: t 0 initializes the mbarriers, all wait for it. */
-template <int BM, int BN, int STAGES> LG_D void lg_ws_setup(int t, uint16_t* smem) {
-  constexpr int CONSUMERS = 2 * BM, PRODUCERS = 128;
+/* Every thread of the block: t 0 initializes the mbarriers (FULL arrivals complete a full[] phase:
+   the producer's threads, or 1 with TMA), all wait for it. */
+template <int BM, int BN, int STAGES, int FULL> LG_D void lg_ws_setup(int t, uint16_t* smem) {
+  constexpr int CONSUMERS = 2 * BM;
   uint64_t* const full = lg_ws_full<BM, BN, STAGES>(smem);
   if (t == 0) {
     for (int s = 0; s < STAGES; s++) {
-      lg_mbarrier_init(full + s, PRODUCERS);
+      lg_mbarrier_init(full + s, FULL);
       lg_mbarrier_init(full + STAGES + s, CONSUMERS);
     }
     lg_fence_mbarrier_init();
@@ -293,9 +294,48 @@ LG_D void lg_ws_produce(const void* a_ptr, int64_t a_off, int64_t a_ld, const vo
     lg_ws_next<STAGES>(due);
   }
 }
+/* A TMA tiling's producer: thread 2 * BM alone issues, per k tile, the expected bytes on full[s]
+   with its arrival, then the tiles' bulk tensor copies, which complete those bytes when they land.
+   A tile contiguous along k is one box (64 k by BM or BN rows, from column a_off % a_ld + k0 of
+   row a_off / a_ld); one contiguous along m or n is BM / 64 (BN / 64) slabs of 64 x 64, slab j from
+   column a_off % a_ld + 64 j of rows a_off / a_ld + k0 on, each 8 KiB in shared memory. The copy
+   engine writes every box with the 128-byte swizzle the wgmma descriptors name. */
+template <int BM, int BN, int STAGES, bool A_K, bool B_K>
+LG_D void lg_ws_produce_tma(const lg_tensor_map* ta, int64_t a_off, int64_t a_ld, const lg_tensor_map* tb, int64_t b_off,
+                            int64_t b_ld, int64_t K, int t, uint16_t* smem, lg_ws_pipe& pipe) {
+  constexpr int BK = 64, A_TILE = BM * BK, STAGE = (BM + BN) * BK;
+  if (t != 2 * BM) return;
+  uint16_t* const tiles = lg_ws_tiles(smem);
+  uint64_t* const full = lg_ws_full<BM, BN, STAGES>(smem);
+  uint64_t* const empty = full + STAGES;
+  const int a_c = (int)(a_off % a_ld), a_r = (int)(a_off / a_ld), b_c = (int)(b_off % b_ld), b_r = (int)(b_off / b_ld);
+  const int tiles_k = (int)(K / BK);
+  for (int kt = 0; kt < tiles_k; kt++) {
+    lg_mbarrier_wait(empty + pipe.stage, pipe.phase ^ 1u);
+    uint64_t* const bar = full + pipe.stage;
+    uint16_t* sa = tiles + pipe.stage * STAGE;
+    const int k0 = kt * BK;
+    lg_mbarrier_arrive_expect_tx(bar, STAGE * 2);
+    if constexpr (A_K) {
+      lg_tma_load_2d(sa, ta, a_c + k0, a_r, bar);
+    } else {
+#pragma unroll
+      for (int j = 0; j < BM / 64; j++) lg_tma_load_2d(sa + j * 64 * 64, ta, a_c + 64 * j, a_r + k0, bar);
+    }
+    if constexpr (B_K) {
+      lg_tma_load_2d(sa + A_TILE, tb, b_c + k0, b_r, bar);
+    } else {
+#pragma unroll
+      for (int j = 0; j < BN / 64; j++) lg_tma_load_2d(sa + A_TILE + j * 64 * 64, tb, b_c + 64 * j, b_r + k0, bar);
+    }
+    lg_ws_next<STAGES>(pipe);
+  }
+}
 /* A consumer thread (warp wm, t < 2 * BM): one product's mmas into acc (zeroed first when `first`),
-   in lg_block_wgmma's accumulator layout. */
-template <int BM, int BN, int STAGES, bool A_K, bool B_K, bool BF16>
+   in lg_block_wgmma's accumulator layout. SLABS: a tile contiguous along m or n is stored as TMA
+   writes it (64-wide slabs of 64 k rows: the swizzle atoms along m or n LBO = 8 KiB apart, the
+   8-k groups SBO = 1 KiB), else as lg_wgmma_mn_at. */
+template <int BM, int BN, int STAGES, bool A_K, bool B_K, bool BF16, bool SLABS>
 LG_D void lg_ws_consume(int64_t K, int wm, bool first, uint16_t* smem, lg_mma_f32x4 (&acc)[1][BN / 8], lg_ws_pipe& pipe) {
   constexpr int BK = 64, A_TILE = BM * BK, STAGE = (BM + BN) * BK;
   static_assert(BM % 64 == 0 && (BN == 128 || BN == 256), "warpgroups of 64 rows, wgmma n of 128 or 256");
@@ -307,10 +347,12 @@ LG_D void lg_ws_consume(int64_t K, int wm, bool first, uint16_t* smem, lg_mma_f3
     for (int j = 0; j < BN / 8; j++) acc[0][j] = lg_mma_f32x4{{0.f, 0.f, 0.f, 0.f}};
   }
   /* As lg_block_wgmma: per operand where its 16 k number kk start (the warpgroup's rows for A), LBO, SBO. */
-  constexpr uint32_t a_step = A_K ? 32 : 2 * (BM / 64) * 1024, b_step = B_K ? 32 : 2 * (BN / 64) * 1024;
-  constexpr uint32_t a_lbo = A_K ? 16 : 1024, a_sbo = A_K ? 1024 : (BM / 64) * 1024;
-  constexpr uint32_t b_lbo = B_K ? 16 : 1024, b_sbo = B_K ? 1024 : (BN / 64) * 1024;
-  const uint32_t a_rows = A_K ? (wm / 4) * 64 * BK * 2 : (wm / 4) * 1024;
+  constexpr uint32_t a_mn_sbo = SLABS ? 1024 : (BM / 64) * 1024, b_mn_sbo = SLABS ? 1024 : (BN / 64) * 1024;
+  constexpr uint32_t mn_lbo = SLABS ? 64 * 128 : 1024;
+  constexpr uint32_t a_step = A_K ? 32 : 2 * a_mn_sbo, b_step = B_K ? 32 : 2 * b_mn_sbo;
+  constexpr uint32_t a_lbo = A_K ? 16 : mn_lbo, a_sbo = A_K ? 1024 : a_mn_sbo;
+  constexpr uint32_t b_lbo = B_K ? 16 : mn_lbo, b_sbo = B_K ? 1024 : b_mn_sbo;
+  const uint32_t a_rows = A_K || SLABS ? (wm / 4) * 64 * BK * 2 : (wm / 4) * 1024;
   float* d = acc[0][0].x;
   const int tiles_k = (int)(K / BK);
   int before = -1; /* the stage of the tile whose mmas are still in flight */
@@ -352,8 +394,9 @@ std::string specialized_calls(const BlockMmaArg& arg, DType input, const std::st
   LG_CHECK(g.wgmma && g.bk == 64 && g.warps_m * 16 == g.bm && g.warps_n == 1,
            "BLOCK_MMA: a specialized tiling it cannot run");
   const std::string shape = str(g.bm, ", ", g.bn, ", ", g.stages), sm = str("(uint16_t*)", smem);
-  std::string out = str("\nlg_ws_pipe ", acc, "_pipe{0, 0u};\nlg_ws_setup<", shape, ">((int)", t, ", ", sm,
-                        ");\nif (", t, " >= ", 2 * g.bm, ") {");
+  std::string out = str("\nlg_ws_pipe ", acc, "_pipe{0, 0u};\nlg_ws_setup<", shape, ", ",
+                        g.tma ? 1 : kBlockMmaProducerThreads, ">((int)", t, ", ", sm, ");\nif (", t,
+                        " >= ", 2 * g.bm, ") {");
   std::string consume;
   for (size_t p = 0; p < operands.size(); p++) {
     const BlockMmaProduct& x = arg.products[p];
@@ -361,11 +404,17 @@ std::string specialized_calls(const BlockMmaArg& arg, DType input, const std::st
     const bool a_k = x.a_k == 1, b_k = x.b_k == 1;
     const int64_t a_ld = a_k ? x.a_m : x.a_k, b_ld = b_k ? x.b_n : x.b_k;
     const std::string layout = str(shape, ", ", a_k ? "true" : "false", ", ", b_k ? "true" : "false");
-    out += str("\n  lg_ws_produce<", layout, ">(", o.a, ", ", o.a_off, ", ", a_ld, "ll, ", o.b, ", ", o.b_off,
-               ", ", b_ld, "ll, ", arg.k, "ll, (int)", t, ", ", sm, ", ", acc, "_pipe);");
-    consume +=
-        str("\nlg_ws_consume<", layout, ", ", input == dtypes::bfloat16 ? "true" : "false", ">(", arg.k,
-            "ll, (int)", wm, ", ", p == 0 ? "true" : "false", ", ", sm, ", ", acc, ", ", acc, "_pipe);");
+    // A TMA tiling reads through the tensor maps LaunchDims::tensor_maps lists: A's, B's per product.
+    if (g.tma)
+      out += str("\n  lg_ws_produce_tma<", layout, ">(&lg_tmap", 2 * p, ", ", o.a_off, ", ", a_ld,
+                 "ll, &lg_tmap", 2 * p + 1, ", ", o.b_off, ", ", b_ld, "ll, ", arg.k, "ll, (int)", t, ", ",
+                 sm, ", ", acc, "_pipe);");
+    else
+      out += str("\n  lg_ws_produce<", layout, ">(", o.a, ", ", o.a_off, ", ", a_ld, "ll, ", o.b, ", ",
+                 o.b_off, ", ", b_ld, "ll, ", arg.k, "ll, (int)", t, ", ", sm, ", ", acc, "_pipe);");
+    consume += str("\nlg_ws_consume<", layout, ", ", input == dtypes::bfloat16 ? "true" : "false", ", ",
+                   g.tma ? "true" : "false", ">(", arg.k, "ll, (int)", wm, ", ", p == 0 ? "true" : "false",
+                   ", ", sm, ", ", acc, ", ", acc, "_pipe);");
   }
   return out + "\n  return;\n}" + consume;
 }

@@ -116,6 +116,18 @@ __device__ __forceinline__ void lg_fence_mbarrier_init() { asm volatile("fence.m
 __device__ __forceinline__ void lg_mbarrier_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(lg_smem_address(bar)) : "memory");
 }
+/* An arrival that also expects `bytes` more of asynchronous copies before the phase completes. */
+__device__ __forceinline__ void lg_mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(lg_smem_address(bar)), "r"(bytes) : "memory");
+}
+/* TMA (sm_90): a CUtensorMap the runtime encodes (codegen/gpu_launch.h: GpuTensorMap), a
+   __grid_constant__ kernel parameter; one bulk tensor copy of the box at columns c0.., rows c1..
+   into shared memory (1024-byte aligned for the 128-byte swizzle), its bytes completed on bar. */
+struct __align__(64) lg_tensor_map { unsigned long long opaque[16]; };
+__device__ __forceinline__ void lg_tma_load_2d(void* dst, const lg_tensor_map* map, int c0, int c1, uint64_t* bar) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
+               ::"r"(lg_smem_address(dst)), "l"(map), "r"(c0), "r"(c1), "r"(lg_smem_address(bar)) : "memory");
+}
 __device__ __forceinline__ void lg_mbarrier_wait(uint64_t* bar, uint32_t parity) {
   uint32_t done;
   do {

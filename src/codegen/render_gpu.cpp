@@ -109,6 +109,8 @@ class GpuWriter {
       DType g = p_.globals[k];
       params += str(k ? ", " : "", g.scalar == Scalar::Void ? "void" : mem_type(g), "* __restrict__ data", k);
     }
+    for (size_t k = 0; k < dims_.tensor_maps.size(); k++)
+      params += str(", const __grid_constant__ lg_tensor_map lg_tmap", k);
     out_ = prelude + kGpuCommonPrelude + kScalarPrelude;
     if (std::any_of(p_.ops.begin(), p_.ops.end(), [](const NodeRef& n) { return n->op == Op::BLOCK_MMA; })) out_ += kBlockMmaSource;
     for (const NodeRef& n : p_.ops)  // the hand-written kernel's functions, for its inputs' dtype

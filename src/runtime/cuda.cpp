@@ -209,9 +209,35 @@ class CudaProgram : public Program {
       LG_CHECK(reinterpret_cast<uintptr_t>(p) % 16 == 0, name_, ": a kernel argument is not 16-byte aligned");
       params.push_back(&p);
     }
+    std::vector<TensorMap> maps(dims_.tensor_maps.size());
+    for (size_t i = 0; i < maps.size(); i++) {
+      encode_tensor_map(dims_.tensor_maps[i], args, maps[i]);
+      params.push_back(&maps[i]);
+    }
     cu_check(a.cuLaunchKernel(fn_, dims_.grid[0], dims_.grid[1], dims_.grid[2], dims_.block[0], dims_.block[1],
                               dims_.block[2], static_cast<unsigned>(dims_.shared_bytes), c_.stream, params.data(), nullptr),
              "cuLaunchKernel");
+  }
+
+  // A CUtensorMap: 128 opaque bytes, 64-byte aligned, passed by value after the buffers.
+  struct alignas(64) TensorMap {
+    uint64_t opaque[16];
+  };
+  // The tensor map of GpuTensorMap m over this launch's buffer (codegen/gpu_launch.h): 16-bit
+  // elements, rows of m.ld, boxes of 64 x m.box_rows, the 128-byte swizzle.
+  void encode_tensor_map(const GpuTensorMap& m, const KernelArgs& args, TensorMap& out) const {
+    LG_CHECK(
+        static_cast<size_t>(m.slot) < args.buffers.size() && static_cast<size_t>(m.slot) < args.sizes.size(),
+        name_, ": a tensor map of buffer slot ", m.slot, " of ", args.sizes.size());
+    const uint64_t dims[2] = {static_cast<uint64_t>(m.ld),
+                              static_cast<uint64_t>((args.sizes[m.slot] + m.ld - 1) / m.ld)};
+    const uint64_t strides[1] = {static_cast<uint64_t>(m.ld) * 2};
+    const uint32_t box[2] = {64, static_cast<uint32_t>(m.box_rows)}, element_strides[2] = {1, 1};
+    cu_check(cuda_api().cuTensorMapEncodeTiled(&out, kCuTensorMapDataTypeUint16, 2, args.buffers[m.slot],
+                                               dims, strides, box, element_strides,
+                                               kCuTensorMapInterleaveNone, kCuTensorMapSwizzle128B,
+                                               kCuTensorMapL2Promotion256B, kCuTensorMapOobFillNone),
+             "cuTensorMapEncodeTiled");
   }
 
   // A kernel asks for more than 48 KiB of dynamic shared memory (codegen/gpu_launch.h) by raising its

@@ -55,6 +55,7 @@ const Loaded& loaded() {
       d.bind(a.cuEventSynchronize, "cuEventSynchronize");
       d.bind(a.cuEventElapsedTime, "cuEventElapsedTime");
       d.bind(a.cuEventDestroy, "cuEventDestroy_v2");
+      d.bind(a.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
     } catch (const Error& e) {
       x.error = e.what();
       return x;

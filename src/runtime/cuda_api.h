@@ -57,7 +57,17 @@ struct CudaApi {
   int (*cuEventSynchronize)(CUevent);
   int (*cuEventElapsedTime)(float*, CUevent, CUevent);
   int (*cuEventDestroy)(CUevent);  // cuEventDestroy_v2
+  // (CUtensorMap*, CUtensorMapDataType, rank, globalAddress, globalDim, globalStrides, boxDim,
+  // elementStrides, interleave, swizzle, l2Promotion, oobFill): the enums are ints here.
+  int (*cuTensorMapEncodeTiled)(void*, int, uint32_t, void*, const uint64_t*, const uint64_t*,
+                                const uint32_t*, const uint32_t*, int, int, int, int);
 };
+// cuTensorMapEncodeTiled's enum values lazygrad passes (cuda.h).
+inline constexpr int kCuTensorMapDataTypeUint16 = 1;
+inline constexpr int kCuTensorMapInterleaveNone = 0;
+inline constexpr int kCuTensorMapSwizzle128B = 3;
+inline constexpr int kCuTensorMapL2Promotion256B = 3;
+inline constexpr int kCuTensorMapOobFillNone = 0;
 
 // The driver, loaded and initialized (cuInit) on first use. No libcuda.so.1, or cuInit failing
 // (no GPU, a driver/kernel-module mismatch): a user error that says so.

@@ -255,6 +255,57 @@ TEST_F(BlockMma, TheWarpSpecializedWgmmaTilingAsEmulatedCudaMatchesTheCProgramBi
             256);
 }
 
+// Tiling 13: tiling 12 with TMA. One producer thread issues per stage the expected bytes and the
+// bulk tensor copies (a 64 k x rows box for an operand contiguous along k, 64 x 64 slabs for one
+// contiguous along m or n) through tensor maps passed by value after the buffers. The emulation
+// lands a copy only at a wait on its mbarrier (until then its box is NaNs), counts its bytes
+// against the expected ones, swizzles by the CUDA documentation's 128-byte pattern and reads zeros
+// past the tensor's rows: a wrong coordinate, box or byte count fails (NaNs, zeros, a deadlock).
+TEST_F(BlockMma, TheTmaTilingAsEmulatedCudaMatchesTheCProgramBitForBit) {
+  for (bool a_t : {false, true})
+    for (bool b_t : {false, true}) {
+      Matmul wide{1, 128, 256, 384, dtypes::bfloat16, false, a_t, b_t};
+      std::vector<float> got = run_block(wide, 13, Run::EmulatedCuda);
+      expect_close(got, reference(wide), 1e-6, label(wide));
+      EXPECT_EQ(got, run_block(wide, 13, Run::CProgram)) << label(wide);
+    }
+  Matmul two{2,    256,  256,  576, dtypes::float16,
+             true, true, false};  // a batch of 2 (rows of the tensor map), fp16 out
+  expect_close(run_block(two, 13, Run::EmulatedCuda), reference(two), 2.0 / 1024, label(two));
+  // the launch: per product A's and B's tensor map (buffer slot, row length, box rows)
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 128, 256, 128, dtypes::bfloat16, false, false, true}));
+  LaunchDims d = gpu_launch_dims(lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, 13}}));
+  EXPECT_EQ(d.threads, 384);
+  EXPECT_EQ(d.tensor_maps, (std::vector<GpuTensorMap>{{1, 128, 128}, {2, 128, 256}}));
+  Schedule ab = create_schedule(matmul_graph("CPU", {1, 128, 256, 128, dtypes::bfloat16}));
+  EXPECT_EQ(gpu_launch_dims(lower_kernel(ab.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, 13}})).tensor_maps,
+            (std::vector<GpuTensorMap>{{1, 128, 128}, {2, 256, 64}}));
+}
+
+// TMA reads a buffer as rows of ld elements; an operand whose tiles cross those rows (an (M, K)
+// view 8 elements into a flat buffer) is refused, while the cp.async tilings take it.
+TEST_F(BlockMma, TheTmaTilingRefusesTilesAcrossRows) {
+  const int64_t M = 128, N = 256, K = 128;
+  DType t = dtypes::bfloat16, f = dtypes::float32;
+  NodeRef flat = filled("CPU", t, M * K + 8, a_value);
+  NodeRef a = make(Op::RESHAPE, t, {make(Op::SHRINK, t, {flat}, Pairs{{8, 8 + M * K}})}, Shape{M, 1, K});
+  NodeRef b = make(Op::RESHAPE, t, {filled("CPU", t, N * K, b_value)}, Shape{1, N, K});
+  NodeRef x = cast(make(Op::EXPAND, t, {a}, Shape{M, N, K}), f),
+          y = cast(make(Op::EXPAND, t, {b}, Shape{M, N, K}), f);
+  NodeRef sum =
+      make(Op::RESHAPE, f, {make(Op::REDUCE_AXIS, f, {x * y}, ReduceArg{Op::ADD, {2}})}, Shape{M, N});
+  Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {sum}));
+  ASSERT_EQ(s.items.size(), 1u);
+  NodeRef k = rewrite(s.items[0].ast, pm_symbolic(), {.name = "initial symbolic"});
+  try {
+    apply_block_mma(k, 0, 13);
+    ADD_FAILURE() << "tiling 13 took an operand across rows";
+  } catch (const OptError& e) {
+    EXPECT_NE(std::string(e.what()).find("do not lie within rows of 128"), std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(apply_block_mma(k, 0, 12));
+}
+
 // Every tiling's launch asks for exactly its stages of A and B tiles as dynamic shared memory, which
 // the kernel declares once and every product's main loop shares.
 TEST_F(BlockMma, TheLaunchCarriesEachTilingsSharedMemory) {
@@ -270,7 +321,8 @@ TEST_F(BlockMma, TheLaunchCarriesEachTilingsSharedMemory) {
                           64 << 10,
                           (192 + 1) << 10,
                           (128 + 1) << 10,
-                          ((192 + 1) << 10) + 4 * 16};  // 12: 4 stages' full and empty mbarriers
+                          ((192 + 1) << 10) + 4 * 16,  // 12, 13: and 4 stages' full and empty mbarriers
+                          ((192 + 1) << 10) + 4 * 16};
   ASSERT_EQ(block_mma_tilings().size(), std::size(want));
   // x @ W^T: both operands contiguous along k, which the wgmma tilings need
   Schedule s = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, dtypes::bfloat16, false, false, true}));
@@ -312,13 +364,14 @@ TEST_F(BlockMma, BlockMmaTileFixesTheTiling) {
     EXPECT_EQ(gpu_heuristic_opts(m->items.at(0).ast, GpuKnobs::defaults(true, true)), (std::vector<Opt>{{OptKind::BLOCK_MMA, 0, 10}}));
     EXPECT_EQ(gpu_heuristic_opts(m->items.at(0).ast, GpuKnobs::defaults(true, false)), (std::vector<Opt>{{OptKind::BLOCK_MMA, 0, 3}}));
   }
-  setenv("BLOCK_MMA_TILE", "13", 1);
+  const std::string past = str("BLOCK_MMA_TILE=", block_mma_tilings().size());  // one past the last tiling
+  setenv("BLOCK_MMA_TILE", str(block_mma_tilings().size()).c_str(), 1);
   config_reload();
   try {
     gpu_heuristic_opts(s.items.at(0).ast, true);
-    ADD_FAILURE() << "BLOCK_MMA_TILE=13 was taken";
+    ADD_FAILURE() << past << " was taken";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("BLOCK_MMA_TILE=13"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(past), std::string::npos) << e.what();
   }
   unsetenv("BLOCK_MMA_TILE");
   config_reload();
@@ -450,21 +503,26 @@ TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
   for (DType t : {dtypes::bfloat16, dtypes::float16})
     for (bool a_t : {false, true}) {
       Schedule nt = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, t, false, a_t, !a_t}));
-      for (int tiling : {10, 11, 12}) {
+      for (int tiling : {10, 11, 12, 13}) {
         SCOPED_TRACE(str(name(t), " tiling ", tiling, a_t ? " a^T @ b" : " a @ W^T"));
         std::string src = CudaRenderer().render(lower_kernel(nt.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, tiling}}));
         std::vector<uint8_t> cubin = NvrtcCompiler("sm_90a").compile(src);
         EXPECT_EQ(std::string(cubin.begin(), cubin.begin() + 4), "\x7f" "ELF");
         std::vector<uint8_t> ptx = NvrtcCompiler("compute_90a").compile(src);
         std::string text(ptx.begin(), ptx.end());
-        for (std::string insn :
-             {str("wgmma.mma_async.sync.aligned.m64n", tiling == 11 ? 128 : 256, "k16.f32.",
-                  t == dtypes::bfloat16 ? "bf16" : "f16"),
-              std::string(a_t ? "p, 1, 1, 1, 1;" : "p, 1, 1, 0, 0;"), std::string("wgmma.fence.sync.aligned"),
-              std::string("fence.proxy.async.shared::cta"), std::string("wgmma.commit_group.sync.aligned"),
-              std::string("wgmma.wait_group.sync.aligned"), std::string("cp.async.cg.shared.global")})
-          EXPECT_NE(text.find(insn), std::string::npos) << insn;
-        if (tiling != 12) continue;
+        // tiling 13 copies by TMA (no generic-proxy writes to fence), the others by cp.async
+        std::vector<std::string> insns{str("wgmma.mma_async.sync.aligned.m64n", tiling == 11 ? 128 : 256,
+                                           "k16.f32.", t == dtypes::bfloat16 ? "bf16" : "f16"),
+                                       a_t ? "p, 1, 1, 1, 1;" : "p, 1, 1, 0, 0;", "wgmma.fence.sync.aligned",
+                                       "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned"};
+        if (tiling == 13)
+          insns.insert(insns.end(),
+                       {"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
+                        "mbarrier.arrive.expect_tx.shared::cta.b64"});
+        else
+          insns.insert(insns.end(), {"fence.proxy.async.shared::cta", "cp.async.cg.shared.global"});
+        for (const std::string& insn : insns) EXPECT_NE(text.find(insn), std::string::npos) << insn;
+        if (tiling < 12) continue;
         // the warp-specialized one's hand-over through mbarriers, and its 384 threads
         for (const char* insn :
              {"mbarrier.init.shared::cta.b64", "fence.mbarrier_init.release.cluster",

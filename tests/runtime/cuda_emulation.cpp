@@ -22,7 +22,9 @@ const char* const kHostShim = R"SHIM(#include <sys/mman.h>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <math.h>
+#include <type_traits>
 #include <utility>
 #include <vector>
 #define __global__
@@ -78,8 +80,14 @@ static inline void __syncthreads() {
 static bool lg_spun;
 static unsigned long lg_mbarrier_events;
 static const uint64_t lg_mbarrier_mark = 0x4c47ull << 48;
+// Asynchronous copies a phase also waits for (TMA): bytes expected and not yet landed, and the
+// copies that will land them, per mbarrier. The copies land when a thread waits on it.
+struct lg_tma_element { uint32_t at; uint16_t value; };
+struct lg_mbarrier_tx { long bytes = 0; std::vector<std::vector<lg_tma_element>> copies; };
+static std::map<const void*, lg_mbarrier_tx> lg_tx;
 static inline void lg_mbarrier_init(uint64_t* bar, uint32_t count) {
   *bar = lg_mbarrier_mark | (uint64_t)count << 16 | count;
+  lg_tx.erase(bar);
   lg_mbarrier_events++;
 }
 static inline void lg_fence_mbarrier_init() {}
@@ -88,22 +96,81 @@ static inline bool lg_mbarrier_valid(const uint64_t* bar) {
   if (!lg_emulation_error) lg_emulation_error = "an mbarrier used before mbarrier.init";
   return false;
 }
+// The phase completes once no arrival is missing and no expected byte is still in flight.
+static inline void lg_mbarrier_settle(uint64_t* bar) {
+  uint64_t expected = *bar & 0xffff, missing = (*bar >> 16) & 0xffff, phases = (*bar >> 32) & 0xffff;
+  if (missing != 0 || lg_tx[bar].bytes != 0) return;
+  *bar = lg_mbarrier_mark | ((phases + 1) & 0xffff) << 32 | expected << 16 | expected;
+}
 static inline void lg_mbarrier_arrive(uint64_t* bar) {
   if (!lg_mbarrier_valid(bar)) return;
-  uint64_t expected = *bar & 0xffff, missing = (*bar >> 16) & 0xffff, phases = (*bar >> 32) & 0xffff;
-  if (--missing == 0) {
-    missing = expected;
-    phases = (phases + 1) & 0xffff;
+  if (((*bar >> 16) & 0xffff) == 0) {
+    if (!lg_emulation_error) lg_emulation_error = "an mbarrier arrival past its phase's count";
+    return;
   }
-  *bar = lg_mbarrier_mark | phases << 32 | missing << 16 | expected;
+  *bar -= 1ull << 16;
+  lg_mbarrier_settle(bar);
   lg_mbarrier_events++;
 }
+static inline void lg_mbarrier_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  if (!lg_mbarrier_valid(bar)) return;
+  lg_tx[bar].bytes += bytes;
+  lg_mbarrier_arrive(bar);
+}
+// The copies an mbarrier waits for land (both views of shared memory), completing their bytes.
+static inline void lg_mbarrier_land(uint64_t* bar) {
+  lg_mbarrier_tx& tx = lg_tx[bar];
+  for (const std::vector<lg_tma_element>& c : tx.copies) {
+    for (const lg_tma_element& e : c) {
+      std::memcpy(lg_shared_window + e.at, &e.value, 2);
+      std::memcpy(lg_async_view + e.at, &e.value, 2);
+    }
+    tx.bytes -= 2 * (long)c.size();
+  }
+  if (!tx.copies.empty()) lg_mbarrier_events++;
+  tx.copies.clear();
+  if (tx.bytes < 0 && !lg_emulation_error) lg_emulation_error = "TMA copies landed more bytes than the mbarrier expected";
+  lg_mbarrier_settle(bar);
+}
 static inline void lg_mbarrier_wait(uint64_t* bar, uint32_t parity) {
+  if (lg_mbarrier_valid(bar)) lg_mbarrier_land(bar);
   while (lg_mbarrier_valid(bar) && ((*bar >> 32) & 1) == (parity & 1)) {
     lg_spun = true;
     swapcontext(&lg_fibers[threadIdx.x], &lg_scheduler);
+    lg_mbarrier_land(bar);
   }
   lg_mbarrier_events++;
+}
+// TMA (a tensor map as emulate_cuda builds it: the buffer, ceil(elements / ld) rows of ld 16-bit
+// elements): the box of box0 x box1 elements at column c0, row c1 goes to dst in shared memory,
+// row r of the box at r * 128 bytes, each 16-byte chunk at its index XOR (address bits 7-9), the
+// 128-byte swizzle (written here from the CUDA documentation, apart from the kernel's layout);
+// elements outside the tensor are zeros. Until the copy lands (a wait on bar) the box is 0xff in
+// both views. dst must be 1024-byte aligned and a box row 128 bytes.
+#define __grid_constant__
+struct lg_tensor_map { const unsigned char* base; uint64_t dim0, dim1, row_bytes; uint32_t box0, box1; };
+static inline void lg_tma_load_2d(void* dst, const lg_tensor_map* map, int c0, int c1, uint64_t* bar) {
+  if (!lg_in_shared_window(dst) || lg_smem_address(dst) % 1024 != 0 || map->box0 * 2 != 128) {
+    if (!lg_emulation_error) lg_emulation_error = "a TMA copy to shared memory not 1024-byte aligned, or a box row not 128 bytes";
+    return;
+  }
+  std::vector<lg_tma_element> copy;
+  for (uint32_t r = 0; r < map->box1; r++)
+    for (uint32_t i = 0; i < map->box0; i++) {
+      const int64_t x = (int64_t)c0 + i, y = (int64_t)c1 + r;
+      uint16_t v = 0;
+      if (x >= 0 && y >= 0 && (uint64_t)x < map->dim0 && (uint64_t)y < map->dim1) std::memcpy(&v, map->base + y * map->row_bytes + 2 * x, 2);
+      uint32_t at = lg_smem_address(dst) + r * 128 + 2 * i;
+      at ^= ((at >> 7) & 7) << 4;
+      if (at + 2 > lg_shared_window_bytes) {
+        if (!lg_emulation_error) lg_emulation_error = "a TMA box past the shared memory";
+        return;
+      }
+      std::memset(lg_shared_window + at, 0xff, 2);
+      std::memset(lg_async_view + at, 0xff, 2);
+      copy.push_back({at, v});
+    }
+  lg_tx[bar].copies.push_back(std::move(copy));
 }
 // Fibers switch only at barriers, so a read-modify-write is atomic here as it is.
 template <class T> static void lg_atomic_add(T* p, T v) { *p += v; }
@@ -339,8 +406,13 @@ LG_WGMMA_EMU(lg_wgmma_m64n256k16_f16, 256, false)
 const char* const kLauncher = R"SHIM(
 static void** lg_args;
 static bool lg_done[1024];
+// A pointer argument is the buffer; a tensor map is passed by value from the struct a[i] points to.
+template <class P> static P lg_arg(void* a) {
+  if constexpr (std::is_pointer_v<P>) return static_cast<P>(a);
+  else return *static_cast<const P*>(a);
+}
 template <class... P, size_t... I>
-static void lg_call(void (*f)(P...), void** a, std::index_sequence<I...>) { f(static_cast<P>(a[I])...); }
+static void lg_call(void (*f)(P...), void** a, std::index_sequence<I...>) { f(lg_arg<P>(a[I])...); }
 template <class... P>
 static void lg_run(void (*f)(P...), void** a) { lg_call(f, a, std::index_sequence_for<P...>{}); }
 static void lg_fiber() {
@@ -380,6 +452,7 @@ extern "C" void lg_launch(unsigned gx, unsigned gy, unsigned bx, size_t shared, 
         lg_wgmma[t] = {};
         lg_unfenced[t].clear();
       }
+      lg_tx.clear();
       for (unsigned t = 0; t < bx; t++) lg_at_barrier[t] = false;
       for (;;) {
         bool left = false, all_at_barrier = true, moved = false;
@@ -422,7 +495,15 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
-void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers, bool warp_shuffle) {
+// The shim's lg_tensor_map: what the launch passes for each of LaunchDims::tensor_maps.
+struct EmulatedTensorMap {
+  const void* base;
+  uint64_t dim0, dim1, row_bytes;
+  uint32_t box0, box1;
+};
+
+void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers, bool warp_shuffle,
+                  const std::vector<int64_t>& sizes) {
   std::string source = render_gpu_kernel(prog, kCudaPrelude, warp_shuffle);
   std::string prelude = kCudaPrelude;
   ASSERT_EQ(source.compare(0, prelude.size(), prelude), 0) << "the source starts with the CUDA prelude";
@@ -444,6 +525,16 @@ void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers, 
   ASSERT_NE(error, nullptr);
   LaunchDims dims = gpu_launch_dims(prog);
   std::vector<void*> args = buffers;
+  std::vector<EmulatedTensorMap> maps;
+  for (const GpuTensorMap& m : dims.tensor_maps) {
+    ASSERT_LT(static_cast<size_t>(m.slot), sizes.size())
+        << prog.name << ": a TMA kernel needs its buffers' sizes";
+    const int64_t elements = sizes[m.slot];
+    maps.push_back({buffers[m.slot], static_cast<uint64_t>(m.ld),
+                    static_cast<uint64_t>((elements + m.ld - 1) / m.ld), static_cast<uint64_t>(m.ld * 2), 64,
+                    static_cast<uint32_t>(m.box_rows)});
+  }
+  for (EmulatedTensorMap& m : maps) args.push_back(&m);
   launch(dims.grid[0], dims.grid[1], dims.block[0], static_cast<size_t>(dims.shared_bytes), args.data());
   const char* broken = error();
   std::string why = broken ? broken : "";

@@ -7,7 +7,8 @@
 // __shared__ as static storage, dynamic shared memory as exactly the launch's bytes before a guard
 // page, warp shuffles through a block-wide buffer, 16-bit floats as the C
 // prelude's bit arithmetic, mma.sync and ldmatrix per warp from the PTX ISA's fragment layouts,
-// cp.async written into shared memory only at the wait that covers it), the file is compiled by
+// cp.async written into shared memory only at the wait that covers it, TMA copies only at a wait
+// on their mbarrier), the file is compiled by
 // the host C++ compiler into a shared object, and each block runs as block[0] fibers (ucontext) on
 // the calling thread, one block after another (so static storage is the block's shared memory):
 // each fiber runs to its next __syncthreads (where it waits for the block's other unfinished
@@ -24,6 +25,9 @@ namespace lg::testing_util {
 // Renders prog for CUDA, compiles it for the host and runs it once over `buffers` (one host
 // pointer per DEFINE_GLOBAL slot). Compile errors fail with the compiler's message (gtest FAIL).
 // warp_shuffle false: GROUPTOP combines through shared memory only (the HIP renderer's way).
-void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers, bool warp_shuffle = true);
+// sizes: each buffer's elements, which a kernel reading through TMA tensor maps needs (the
+// emulated copies read zeros past a tensor's rows, as the copy engine does).
+void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers, bool warp_shuffle = true,
+                  const std::vector<int64_t>& sizes = {});
 
 }  // namespace lg::testing_util

@@ -131,7 +131,7 @@ void run_program(const LinearProgram& p, const ScheduleItem& item, Run how) {
     args.sizes.push_back(b->numel());
   }
   if (how == Run::EmulatedCuda) {
-    testing_util::emulate_cuda(p, args.buffers);
+    testing_util::emulate_cuda(p, args.buffers, true, args.sizes);
   } else {
     std::unique_ptr<Device> cpu = make_checking_cpu_device("CPU");  // the C program as CUDACHECK builds it
     build_program(*cpu, p).program->run(args);
