@@ -173,14 +173,8 @@ int64_t main_loop_kind(const BlockMmaTiling& t) {
 }  // namespace
 
 Shape BlockMmaArg::to_shape() const {
-  Shape s{k,
-          tiling.bm,
-          tiling.bn,
-          tiling.bk,
-          tiling.warps_m,
-          tiling.warps_n,
-          tiling.stages,
-          main_loop_kind(tiling)};
+  const BlockMmaTiling& t = tiling;
+  Shape s{k, t.bm, t.bn, t.bk, t.warps_m, t.warps_n, t.stages, main_loop_kind(t)};
   for (const BlockMmaProduct& p : products) s.insert(s.end(), {p.a_m, p.a_k, p.b_n, p.b_k});
   return s;
 }
