@@ -155,6 +155,35 @@ template <int MN, int THREADS> LG_D void lg_wgmma_copy_mn(uint16_t* s, const uin
     lg_cp_async16(s + lg_wgmma_mn_at<MN>(k, x), g + k * ld + x);
   }
 }
+/* One warpgroup's mmas over a stage of 64 k (sa: the stage, A's tile then B's): wgmma.fence, 4
+   wgmma m64nBNk16 (warpgroup wg's 64 rows of A, all of B, read by descriptor), one commit group.
+   Per operand: where its 16 k number kk start, LBO and SBO. A K-major tile is lg_bmma_at<64>; an
+   MN-major one lg_wgmma_mn_at (the swizzle atoms along m or n 1 KiB apart, the 8-k groups
+   MN / 64 KiB), or with SLABS 64-wide slabs of 64 k rows as TMA writes them (atoms 8 KiB apart,
+   8-k groups 1 KiB). */
+template <int BM, int BN, bool A_K, bool B_K, bool BF16, bool SLABS>
+LG_D void lg_wgmma_stage(float* d, const uint16_t* sa, int wg) {
+  constexpr int BK = 64, A_TILE = BM * BK;
+  constexpr uint32_t a_mn_sbo = SLABS ? 1024 : (BM / 64) * 1024, b_mn_sbo = SLABS ? 1024 : (BN / 64) * 1024;
+  constexpr uint32_t mn_lbo = SLABS ? 64 * 128 : 1024;
+  constexpr uint32_t a_step = A_K ? 32 : 2 * a_mn_sbo, b_step = B_K ? 32 : 2 * b_mn_sbo;
+  constexpr uint32_t a_lbo = A_K ? 16 : mn_lbo, a_sbo = A_K ? 1024 : a_mn_sbo;
+  constexpr uint32_t b_lbo = B_K ? 16 : mn_lbo, b_sbo = B_K ? 1024 : b_mn_sbo;
+  const uint32_t a0 = lg_smem_address(sa) + (A_K || SLABS ? wg * 64 * BK * 2 : wg * 1024), b0 = lg_smem_address(sa + A_TILE);
+  lg_wgmma_fence();
+#pragma unroll
+  for (int kk = 0; kk < BK / 16; kk++) {
+    const uint64_t da = lg_wgmma_desc(a0 + kk * a_step, a_lbo, a_sbo), db = lg_wgmma_desc(b0 + kk * b_step, b_lbo, b_sbo);
+    if constexpr (BN == 256) {
+      if (BF16) lg_wgmma_m64n256k16_bf16<!A_K, !B_K>(d, da, db);
+      else lg_wgmma_m64n256k16_f16<!A_K, !B_K>(d, da, db);
+    } else {
+      if (BF16) lg_wgmma_m64n128k16_bf16<!A_K, !B_K>(d, da, db);
+      else lg_wgmma_m64n128k16_f16<!A_K, !B_K>(d, da, db);
+    }
+  }
+  lg_wgmma_commit();
+}
 /* lg_block_mma with warpgroup mmas (sm_90a): the same copies (BK = 64) in lg_bmma_pipeline, and
    per k tile each warpgroup (warps 4g..4g+3: rows 64g..64g+63) issues 4 wgmma m64nBNk16 reading
    its A rows and all of B from the stage by descriptor, and commits them as one group, which
@@ -186,29 +215,8 @@ LG_D void lg_block_wgmma(const void* a_ptr, int64_t a_off, int64_t a_ld, const v
     if (B_K) lg_bmma_copy<BN, BK, THREADS>(sa + A_TILE, B + k0, b_ld, t);
     else lg_wgmma_copy_mn<BN, THREADS>(sa + A_TILE, B + k0 * b_ld, b_ld, t);
   };
-  /* Per operand: where its 16 k number kk start (the warpgroup's rows for A), LBO and SBO. */
-  constexpr uint32_t a_step = A_K ? 32 : 2 * (BM / 64) * 1024, b_step = B_K ? 32 : 2 * (BN / 64) * 1024;
-  constexpr uint32_t a_lbo = A_K ? 16 : 1024, a_sbo = A_K ? 1024 : (BM / 64) * 1024;
-  constexpr uint32_t b_lbo = B_K ? 16 : 1024, b_sbo = B_K ? 1024 : (BN / 64) * 1024;
-  const uint32_t a_rows = A_K ? (wm / 4) * 64 * BK * 2 : (wm / 4) * 1024;
   float* d = acc[0][0].x;
-  auto issue = [&](int s) {
-    const uint16_t* sa = lg_bmma_smem + s * STAGE;
-    const uint32_t a0 = lg_smem_address(sa) + a_rows, b0 = lg_smem_address(sa + A_TILE);
-    lg_wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BK / 16; kk++) {
-      const uint64_t da = lg_wgmma_desc(a0 + kk * a_step, a_lbo, a_sbo), db = lg_wgmma_desc(b0 + kk * b_step, b_lbo, b_sbo);
-      if constexpr (BN == 256) {
-        if (BF16) lg_wgmma_m64n256k16_bf16<!A_K, !B_K>(d, da, db);
-        else lg_wgmma_m64n256k16_f16<!A_K, !B_K>(d, da, db);
-      } else {
-        if (BF16) lg_wgmma_m64n128k16_bf16<!A_K, !B_K>(d, da, db);
-        else lg_wgmma_m64n128k16_f16<!A_K, !B_K>(d, da, db);
-      }
-    }
-    lg_wgmma_commit();
-  };
+  auto issue = [&](int s) { lg_wgmma_stage<BM, BN, A_K, B_K, BF16, false>(d, lg_bmma_smem + s * STAGE, wm / 4); };
   lg_bmma_pipeline<STAGES, 1>(tiles, load, issue);
 }
 /* The warp-specialized wgmma main loop (a `specialized` tiling, codegen/block_mma.h): the block's
@@ -332,12 +340,11 @@ LG_D void lg_ws_produce_tma(const lg_tensor_map* ta, int64_t a_off, int64_t a_ld
   }
 }
 /* A consumer thread (warp wm, t < 2 * BM): one product's mmas into acc (zeroed first when `first`),
-   in lg_block_wgmma's accumulator layout. SLABS: a tile contiguous along m or n is stored as TMA
-   writes it (64-wide slabs of 64 k rows: the swizzle atoms along m or n LBO = 8 KiB apart, the
-   8-k groups SBO = 1 KiB), else as lg_wgmma_mn_at. */
+   in lg_block_wgmma's accumulator layout. SLABS: tiles contiguous along m or n as TMA writes them
+   (lg_wgmma_stage). */
 template <int BM, int BN, int STAGES, bool A_K, bool B_K, bool BF16, bool SLABS>
 LG_D void lg_ws_consume(int64_t K, int wm, bool first, uint16_t* smem, lg_mma_f32x4 (&acc)[1][BN / 8], lg_ws_pipe& pipe) {
-  constexpr int BK = 64, A_TILE = BM * BK, STAGE = (BM + BN) * BK;
+  constexpr int BK = 64, STAGE = (BM + BN) * BK;
   static_assert(BM % 64 == 0 && (BN == 128 || BN == 256), "warpgroups of 64 rows, wgmma n of 128 or 256");
   uint16_t* const tiles = lg_ws_tiles(smem);
   uint64_t* const full = lg_ws_full<BM, BN, STAGES>(smem);
@@ -346,33 +353,12 @@ LG_D void lg_ws_consume(int64_t K, int wm, bool first, uint16_t* smem, lg_mma_f3
 #pragma unroll
     for (int j = 0; j < BN / 8; j++) acc[0][j] = lg_mma_f32x4{{0.f, 0.f, 0.f, 0.f}};
   }
-  /* As lg_block_wgmma: per operand where its 16 k number kk start (the warpgroup's rows for A), LBO, SBO. */
-  constexpr uint32_t a_mn_sbo = SLABS ? 1024 : (BM / 64) * 1024, b_mn_sbo = SLABS ? 1024 : (BN / 64) * 1024;
-  constexpr uint32_t mn_lbo = SLABS ? 64 * 128 : 1024;
-  constexpr uint32_t a_step = A_K ? 32 : 2 * a_mn_sbo, b_step = B_K ? 32 : 2 * b_mn_sbo;
-  constexpr uint32_t a_lbo = A_K ? 16 : mn_lbo, a_sbo = A_K ? 1024 : a_mn_sbo;
-  constexpr uint32_t b_lbo = B_K ? 16 : mn_lbo, b_sbo = B_K ? 1024 : b_mn_sbo;
-  const uint32_t a_rows = A_K || SLABS ? (wm / 4) * 64 * BK * 2 : (wm / 4) * 1024;
   float* d = acc[0][0].x;
   const int tiles_k = (int)(K / BK);
   int before = -1; /* the stage of the tile whose mmas are still in flight */
   for (int kt = 0; kt < tiles_k; kt++) {
     lg_mbarrier_wait(full + pipe.stage, pipe.phase);
-    const uint16_t* sa = tiles + pipe.stage * STAGE;
-    const uint32_t a0 = lg_smem_address(sa) + a_rows, b0 = lg_smem_address(sa + A_TILE);
-    lg_wgmma_fence();
-#pragma unroll
-    for (int kk = 0; kk < BK / 16; kk++) {
-      const uint64_t da = lg_wgmma_desc(a0 + kk * a_step, a_lbo, a_sbo), db = lg_wgmma_desc(b0 + kk * b_step, b_lbo, b_sbo);
-      if constexpr (BN == 256) {
-        if (BF16) lg_wgmma_m64n256k16_bf16<!A_K, !B_K>(d, da, db);
-        else lg_wgmma_m64n256k16_f16<!A_K, !B_K>(d, da, db);
-      } else {
-        if (BF16) lg_wgmma_m64n128k16_bf16<!A_K, !B_K>(d, da, db);
-        else lg_wgmma_m64n128k16_f16<!A_K, !B_K>(d, da, db);
-      }
-    }
-    lg_wgmma_commit();
+    lg_wgmma_stage<BM, BN, A_K, B_K, BF16, SLABS>(d, tiles + pipe.stage * STAGE, wm / 4);
     lg_wgmma_wait<1>(); /* the previous tile's group is done */
     if (before >= 0) lg_mbarrier_arrive(empty + before);
     before = pipe.stage;

@@ -237,16 +237,22 @@ TEST_F(BlockMma, TheWgmmaTilingsAsEmulatedCudaMatchTheCProgramBitForBit) {
 // signals a stage before its copies landed, a consumer that frees a stage before its mmas are
 // done, or a parity off by one computes NaNs or deadlocks (both fail). 6 and 9 k tiles in 4
 // stages: the ring wraps and the phases flip.
-TEST_F(BlockMma, TheWarpSpecializedWgmmaTilingAsEmulatedCudaMatchesTheCProgramBitForBit) {
+// A warp-specialized tiling in the four layouts (bf16, 6 k tiles of 64) as emulated CUDA against
+// float64 and bit for bit against the C program, and fp16 out over a batch of 2 (9 k tiles).
+void check_specialized_tiling(int tiling) {
   for (bool a_t : {false, true})
     for (bool b_t : {false, true}) {
       Matmul wide{1, 128, 256, 384, dtypes::bfloat16, false, a_t, b_t};
-      std::vector<float> got = run_block(wide, 12, Run::EmulatedCuda);
+      std::vector<float> got = run_block(wide, tiling, Run::EmulatedCuda);
       expect_close(got, reference(wide), 1e-6, label(wide));
-      EXPECT_EQ(got, run_block(wide, 12, Run::CProgram)) << label(wide);
+      EXPECT_EQ(got, run_block(wide, tiling, Run::CProgram)) << label(wide);
     }
-  Matmul two{2, 256, 256, 576, dtypes::float16, true, true, false};  // 4 blocks over a batch of 2, fp16 out
-  expect_close(run_block(two, 12, Run::EmulatedCuda), reference(two), 2.0 / 1024, label(two));
+  Matmul two{2, 256, 256, 576, dtypes::float16, true, true, false};
+  expect_close(run_block(two, tiling, Run::EmulatedCuda), reference(two), 2.0 / 1024, label(two));
+}
+
+TEST_F(BlockMma, TheWarpSpecializedWgmmaTilingAsEmulatedCudaMatchesTheCProgramBitForBit) {
+  check_specialized_tiling(12);
   // the launch: 384 threads, the producer's after the 256 the kernel's ranges number
   Schedule s = create_schedule(matmul_graph("CPU", {1, 128, 256, 128, dtypes::bfloat16}));
   LinearProgram p = lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, 12}});
@@ -262,16 +268,7 @@ TEST_F(BlockMma, TheWarpSpecializedWgmmaTilingAsEmulatedCudaMatchesTheCProgramBi
 // against the expected ones, swizzles by the CUDA documentation's 128-byte pattern and reads zeros
 // past the tensor's rows: a wrong coordinate, box or byte count fails (NaNs, zeros, a deadlock).
 TEST_F(BlockMma, TheTmaTilingAsEmulatedCudaMatchesTheCProgramBitForBit) {
-  for (bool a_t : {false, true})
-    for (bool b_t : {false, true}) {
-      Matmul wide{1, 128, 256, 384, dtypes::bfloat16, false, a_t, b_t};
-      std::vector<float> got = run_block(wide, 13, Run::EmulatedCuda);
-      expect_close(got, reference(wide), 1e-6, label(wide));
-      EXPECT_EQ(got, run_block(wide, 13, Run::CProgram)) << label(wide);
-    }
-  Matmul two{2,    256,  256,  576, dtypes::float16,
-             true, true, false};  // a batch of 2 (rows of the tensor map), fp16 out
-  expect_close(run_block(two, 13, Run::EmulatedCuda), reference(two), 2.0 / 1024, label(two));
+  check_specialized_tiling(13);  // the batch of 2: rows of the tensor map past the first matrix's
   // the launch: per product A's and B's tensor map (buffer slot, row length, box rows)
   Schedule s = create_schedule(matmul_graph("CPU", {1, 128, 256, 128, dtypes::bfloat16, false, false, true}));
   LaunchDims d = gpu_launch_dims(lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, 13}}));
