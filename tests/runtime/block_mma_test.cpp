@@ -390,15 +390,17 @@ NodeRef merged_k_graph(int64_t R, int64_t S, int64_t M, int64_t N) {
   return make(Op::SINK, dtypes::void_, {sum});
 }
 
-// The graph's one kernel with Opt BLOCK_MMA (the heuristic's choice, checked to be one), as
-// emulated CUDA and as the C program (same bits), against `want`.
-void check_block_kernel(const NodeRef& graph, const std::vector<double>& want, size_t products) {
+// The graph's one kernel with Opt BLOCK_MMA (the heuristic's choice, checked to be one, or
+// `tiling`), as emulated CUDA and as the C program (same bits), against `want`.
+void check_block_kernel(const NodeRef& graph, const std::vector<double>& want, size_t products,
+                        int tiling = -1) {
   std::vector<float> results[2];
   for (enum Run how : {Run::EmulatedCuda, Run::CProgram}) {
     Schedule s = create_schedule(graph);
     ASSERT_EQ(s.items.size(), 1u);
     const ScheduleItem& item = s.items[0];
-    std::vector<Opt> opts = gpu_heuristic_opts(item.ast, true);
+    std::vector<Opt> opts =
+        tiling < 0 ? gpu_heuristic_opts(item.ast, true) : std::vector<Opt>{{OptKind::BLOCK_MMA, 0, tiling}};
     ASSERT_EQ(opts.size(), 1u) << to_string(opts);
     ASSERT_EQ(opts[0].kind, OptKind::BLOCK_MMA) << to_string(opts);
     LinearProgram p = lower_kernel(item.ast, item.name, opts);
@@ -416,6 +418,25 @@ void check_block_kernel(const NodeRef& graph, const std::vector<double>& want, s
 TEST_F(BlockMma, ASumOfTwoProductsRunsTheMainLoopTwiceIntoOneAccumulator) {
   const int64_t M = 64, N = 64, K = 96;
   check_block_kernel(two_products_graph(M, N, K), two_products_reference(M, N, K), 2);
+}
+
+// The warp-specialized tilings run one ring of stages across the products: 3 k tiles each, so the
+// second product's tiles wrap the 4 stages and flip their phases; then TMA over two reduce axes
+// that merge (the rows of its tensor map cross the outer axis's boundary inside a k tile).
+TEST_F(BlockMma, TheWarpSpecializedTilingsCarryTheirPipelineAcrossProductsAndMergedAxes) {
+  const int64_t M = 128, N = 256, K = 192;
+  for (int tiling : {12, 13}) {
+    SCOPED_TRACE(str("tiling ", tiling));
+    check_block_kernel(two_products_graph(M, N, K), two_products_reference(M, N, K), 2, tiling);
+  }
+  const int64_t R = 2, S = 96;
+  std::vector<double> want(M * N, 0.0);
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++)
+      for (int64_t r = 0; r < R; r++)
+        for (int64_t q = 0; q < S; q++)
+          want[i * N + j] += double(a_value((r * S + q) * M + i)) * b_value((r * S + q) * N + j);
+  check_block_kernel(merged_k_graph(R, S, M, N), want, 1, 13);
 }
 
 TEST_F(BlockMma, ReduceAxesThatMergeAreOneK) {
