@@ -149,11 +149,11 @@ VectorAccessPlan plan_vector_accesses(const LinearProgram& prog) {
     const Node* x = std::get<2>(key);
     const Node* buffer = accesses[0].node->src[0]->src[0].get();
     std::sort(accesses.begin(), accesses.end(), [](const Access& a, const Access& b) { return a.offset < b.offset; });
-    // 16-byte groups, then (16-bit elements) 8-byte groups of what is left
+    // 16-byte groups, then groups of half as many elements of what is left, down to pairs (8
+    // bytes of float32, 4 of 16-bit elements: a matmul lane's neighbouring outputs)
     int64_t lanes = lanes_of(buffer->dtype.base());
-    int64_t least = lanes == 8 ? 4 : lanes;
     std::vector<Access> left = accesses;
-    for (; lanes >= least && !left.empty(); lanes /= 2)
+    for (; lanes >= 2 && !left.empty(); lanes /= 2)
       if (power_of_two_divisor(x, divisors) % lanes == 0) left = group_runs(prog, left, x, lanes, store, by_buffer.at(buffer), plan);
   }
   std::sort(plan.groups.begin(), plan.groups.end(),

@@ -2,17 +2,18 @@
 // 16- and 8-byte loads and stores for the GPU renderers (render_gpu.h): scalar LOADs (or STOREs) of
 // a linear program that together read (write) 16 consecutive, aligned bytes of one buffer become one
 // vector access (float4 for float32, uint4 for 8 bfloat16 or float16 elements), one memory
-// instruction instead of 4 or 8; 16-bit elements left over also form 8-byte groups (uint2, 4
-// elements). They come from UPCAST copies along a contiguous axis and from tensor-core lane runs
-// (codegen/tensor_core.h).
+// instruction instead of 4 or 8; elements left over form groups of half as many, down to pairs
+// (uint2 of 4 16-bit elements; float2, or one 32-bit word of two 16-bit elements). They come from
+// UPCAST copies along a contiguous axis, from tensor-core lane runs (codegen/tensor_core.h), and
+// pairs from the outputs of a matmul lane (its accumulator's neighbouring columns).
 //
-// A group is `lanes` = 16 (or 8) / element-size accesses that
+// A group is `lanes` = 16 (8, 4) / element-size accesses that
 //   - are all LOADs or all STOREs of the same buffer (DEFINE_GLOBAL) and element type (float32:
 //     4 lanes; bfloat16, float16: 8), with ungated indices (a masked lane stays scalar);
 //   - have element indices x + s, x + s + 1, ..., x + s + lanes - 1: the same node x plus
 //     constants (symbolic keeps sums flat, constant last);
 //   - start aligned: s and every value of x are multiples of `lanes` (x's known divisor: the gcd
-//     of its terms, a product multiplies them), so the byte offset is a multiple of 16 (8). Kernel
+//     of its terms, a product multiplies them), so the byte offset is a multiple of 16 (8, 4). Kernel
 //     arguments are 16-byte aligned: device allocations (256 bytes on CUDA) and JIT arena offsets
 //     (multiples of 64, runtime/memory_plan.h) are;
 //   - sit in the same block of the program (no loop opens or closes between two of them that is

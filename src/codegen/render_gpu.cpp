@@ -331,14 +331,22 @@ class GpuWriter {
     line(gate.empty() ? s : str("if (", gate, ") ", s));
   }
 
-  // Vector accesses (codegen/gpu_vector_access.h): float4 for 4 float32 elements, uint4 (uint2)
-  // for 8 (4) 16-bit ones (element 2i in the low half of word i: little-endian, as in memory).
+  // Vector accesses (codegen/gpu_vector_access.h): float4 (float2) for 4 (2) float32 elements,
+  // uint4, uint2 or one uint32_t for 8, 4 or 2 16-bit ones (element 2i in the low half of word i:
+  // little-endian, as in memory).
   static bool is_float_vector(const VectorAccess& g) {
     const Node* m = g.members[0];
     return (m->op == Op::LOAD ? m->dtype : m->src[1]->dtype) == dtypes::float32;
   }
   static const char* vector_type(const VectorAccess& g) {
-    return is_float_vector(g) ? "float4" : g.members.size() == 8 ? "uint4" : "uint2";
+    const size_t n = g.members.size();
+    if (is_float_vector(g)) return n == 4 ? "float4" : "float2";
+    return n == 8 ? "uint4" : n == 4 ? "uint2" : "uint32_t";
+  }
+  // Word (float32: element) i of vector variable v of group g.
+  static std::string vector_part(const VectorAccess& g, const std::string& v, int i) {
+    if (!is_float_vector(g) && g.members.size() == 2) return v;  // one 32-bit word
+    return str(v, ".", kWord[i]);
   }
   static int lane_of(const VectorAccess& g, const Node& n) {
     return static_cast<int>(std::find(g.members.begin(), g.members.end(), &n) - g.members.begin());
@@ -360,8 +368,8 @@ class GpuWriter {
       line(str("const ", T, " ", v, " = *(const ", T, "*)(", vector_address(g, n), ");"));
     }
     int lane = lane_of(g, n);
-    if (is_float_vector(g)) return define(n, str(v, ".", kWord[lane]));
-    std::string bits = str("(unsigned short)(", v, ".", kWord[lane / 2], lane % 2 ? " >> 16" : "", ")");
+    if (is_float_vector(g)) return define(n, vector_part(g, v, lane));
+    std::string bits = str("(unsigned short)(", vector_part(g, v, lane / 2), lane % 2 ? " >> 16" : "", ")");
     define(n, from_memory(n.dtype, str(n.dtype.scalar == Scalar::BFloat16 ? "lg_bits_bf16(" : "lg_bits_f16(", bits, ")")));
   }
   static constexpr const char* kWord = "xyzw";
@@ -373,7 +381,7 @@ class GpuWriter {
     auto v = vector_value_.find(g->second);
     if (is_float_vector(group) || v == vector_value_.end()) return std::nullopt;
     int lane = lane_of(group, n);
-    return std::make_pair(str(v->second, ".", kWord[lane / 2]), lane % 2);
+    return std::make_pair(vector_part(group, v->second, lane / 2), lane % 2);
   }
   // The group is written where its last member is met (every member's value is defined there).
   void emit_vector_store(const Node& n, int group) {
@@ -383,12 +391,14 @@ class GpuWriter {
     for (const Node* m : g.members) v.push_back(to_memory(m->src[1]->dtype, ref(m->src[1])));
     std::string value;
     if (is_float_vector(g)) {
-      value = str("make_float4(", v[0], ", ", v[1], ", ", v[2], ", ", v[3], ")");
+      value = v.size() == 4 ? str("make_float4(", v[0], ", ", v[1], ", ", v[2], ", ", v[3], ")")
+                            : str("make_float2(", v[0], ", ", v[1], ")");
     } else {
       const char* bits = n.src[1]->dtype.scalar == Scalar::BFloat16 ? "lg_bf16_bits(" : "lg_f16_bits(";
       auto word = [&](int i) { return str("((uint32_t)", bits, v[2 * i], ") | ((uint32_t)", bits, v[2 * i + 1], ") << 16))"); };
-      value = g.members.size() == 8 ? str("make_uint4(", word(0), ", ", word(1), ", ", word(2), ", ", word(3), ")")
-                                    : str("make_uint2(", word(0), ", ", word(1), ")");
+      value = v.size() == 8   ? str("make_uint4(", word(0), ", ", word(1), ", ", word(2), ", ", word(3), ")")
+              : v.size() == 4 ? str("make_uint2(", word(0), ", ", word(1), ")")
+                              : word(0);
     }
     std::string s = str("*(", vector_type(g), "*)(", vector_address(g, n), ") = ", value, ";");
     std::string gate = store_gate(*n.src[0]);

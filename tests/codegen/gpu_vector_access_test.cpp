@@ -1,5 +1,5 @@
 // Which scalar accesses the GPU renderers merge into vector accesses (codegen/gpu_vector_access.h),
-// on small linear programs written by hand: 16- and 8-byte groups of 16-bit elements, and when a
+// on small linear programs written by hand: 16-byte groups, then halves down to pairs, and when a
 // group may move past other accesses of its buffer (another element: yes; the same element, or one
 // it cannot tell apart: no).
 #include <gtest/gtest.h>
@@ -54,15 +54,20 @@ std::vector<Access> run(bool store, int64_t from, int64_t count) {
   return out;
 }
 
-TEST(GpuVectorAccess, SixteenBitRunsFormSixteenAndEightByteGroups) {
+TEST(GpuVectorAccess, RunsFormSixteenByteGroupsThenHalvesDownToPairs) {
   EXPECT_EQ(group_sizes(program_of(dtypes::bfloat16, run(false, 0, 8))), (std::vector<size_t>{8}));
   EXPECT_EQ(group_sizes(program_of(dtypes::bfloat16, run(false, 0, 4))), (std::vector<size_t>{4}));
-  // 12 elements: one 16-byte group and one 8-byte group
-  EXPECT_EQ(group_sizes(program_of(dtypes::float16, run(false, 0, 12))), (std::vector<size_t>{8, 4}));
-  // float32: 16-byte groups only
-  EXPECT_TRUE(group_sizes(program_of(dtypes::float32, run(false, 0, 2))).empty());
-  // a run of 4 that starts off a multiple of 4: not aligned
-  EXPECT_TRUE(group_sizes(program_of(dtypes::bfloat16, run(false, 2, 4))).empty());
+  // 14 elements: one 16-byte group, one 8-byte group, one 32-bit word
+  EXPECT_EQ(group_sizes(program_of(dtypes::float16, run(false, 0, 14))), (std::vector<size_t>{8, 4, 2}));
+  EXPECT_EQ(group_sizes(program_of(dtypes::bfloat16, run(true, 0, 2))), (std::vector<size_t>{2}));
+  // float32: 16-byte groups, then 8-byte pairs
+  EXPECT_EQ(group_sizes(program_of(dtypes::float32, run(false, 0, 2))), (std::vector<size_t>{2}));
+  EXPECT_EQ(group_sizes(program_of(dtypes::float32, run(true, 0, 6))), (std::vector<size_t>{4, 2}));
+  // a run of 4 that starts off a multiple of 4: not one group, but two aligned pairs
+  EXPECT_EQ(group_sizes(program_of(dtypes::bfloat16, run(false, 2, 4))), (std::vector<size_t>{2, 2}));
+  // a pair that starts at an odd element: not aligned, scalar
+  EXPECT_TRUE(group_sizes(program_of(dtypes::bfloat16, run(false, 1, 2))).empty());
+  EXPECT_TRUE(group_sizes(program_of(dtypes::float32, run(true, 3, 2))).empty());
 }
 
 TEST(GpuVectorAccess, AStoreGroupPassesStoresToOtherElementsOnly) {
@@ -74,18 +79,23 @@ TEST(GpuVectorAccess, AStoreGroupPassesStoresToOtherElementsOnly) {
   }
   EXPECT_EQ(group_sizes(program_of(dtypes::float32, interleaved)), (std::vector<size_t>{4, 4}));
   // a store of element 1 between the members: writing the group at its last member would reorder
-  // the two writes of element 1
+  // the two writes of element 1; the pairs that do not span it still form
   std::vector<Access> twice = run(true, 0, 4);
   twice.insert(twice.begin() + 2, Access{true, 1});
-  EXPECT_TRUE(group_sizes(program_of(dtypes::float32, twice)).empty());
-  // a store through another index expression (it might be any element): no group
+  EXPECT_EQ(group_sizes(program_of(dtypes::float32, twice)), (std::vector<size_t>{2, 2}));
+  std::vector<Access> pair_twice = {
+      {true, 0}, {true, 0}, {true, 1}};  // (0, 0, 1): the pair is the second 0 and 1
+  EXPECT_EQ(group_sizes(program_of(dtypes::bfloat16, pair_twice)), (std::vector<size_t>{2}));
+  // a store through another index expression (it might be any element): no group spans it
   std::vector<Access> other = run(true, 0, 4);
   other.insert(other.begin() + 2, Access{true, 4, true});
-  EXPECT_TRUE(group_sizes(program_of(dtypes::float32, other)).empty());
-  // a load of a member's element between the stores: no group
+  EXPECT_EQ(group_sizes(program_of(dtypes::float32, other)), (std::vector<size_t>{2, 2}));
+  EXPECT_TRUE(group_sizes(program_of(dtypes::bfloat16, {{true, 0}, {true, 4, true}, {true, 1}})).empty());
+  // a load of a member's element between the stores: no group spans it
   std::vector<Access> read = run(true, 0, 4);
   read.insert(read.begin() + 2, Access{false, 0});
-  EXPECT_TRUE(group_sizes(program_of(dtypes::float32, read)).empty());
+  EXPECT_EQ(group_sizes(program_of(dtypes::float32, read)), (std::vector<size_t>{2, 2}));
+  EXPECT_TRUE(group_sizes(program_of(dtypes::float32, {{true, 0}, {false, 0}, {true, 1}})).empty());
 }
 
 TEST(GpuVectorAccess, ALoadGroupPassesStoresToOtherElementsOnly) {
@@ -94,7 +104,8 @@ TEST(GpuVectorAccess, ALoadGroupPassesStoresToOtherElementsOnly) {
   EXPECT_EQ(group_sizes(program_of(dtypes::float32, loads)), (std::vector<size_t>{4}));
   std::vector<Access> in_place = run(false, 0, 4);
   in_place.insert(in_place.begin() + 2, Access{true, 3});  // the last member reads what it writes
-  EXPECT_TRUE(group_sizes(program_of(dtypes::float32, in_place)).empty());
+  EXPECT_EQ(group_sizes(program_of(dtypes::float32, in_place)), (std::vector<size_t>{2, 2}));
+  EXPECT_TRUE(group_sizes(program_of(dtypes::bfloat16, {{false, 0}, {true, 1}, {false, 1}})).empty());
 }
 
 }  // namespace

@@ -202,6 +202,8 @@ static inline float4 make_float4(float x, float y, float z, float w) { return {x
 static inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return {x, y, z, w}; }
 struct alignas(8) uint2 { unsigned x, y; };
 static inline uint2 make_uint2(unsigned x, unsigned y) { return {x, y}; }
+struct alignas(8) float2 { float x, y; };
+static inline float2 make_float2(float x, float y) { return {x, y}; }
 // Byte i of the result is byte (s >> 4i) & 7 of the 8 bytes y:x (x the low four).
 static inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
   const uint64_t b = (uint64_t)y << 32 | x;
