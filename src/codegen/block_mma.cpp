@@ -150,6 +150,7 @@ const std::vector<BlockMmaTiling>& block_mma_tilings() {
       {128, 128, 64, 8, 1, 4, true},
       {128, 256, 64, 8, 1, 4, true, true},
       {128, 256, 64, 8, 1, 4, true, true, true},
+      {128, 256, 64, 8, 1, 4, true, true, true, true},
   };
   return t;
 }
@@ -164,8 +165,10 @@ int64_t block_mma_shared_bytes(const BlockMmaTiling& t) {
 }
 
 namespace {
-// The main loop's kind in BLOCK_MMA's arg: 0 mma.sync, 1 wgmma, 2 warp-specialized, 3 with TMA.
+// The main loop's kind in BLOCK_MMA's arg: 0 mma.sync, 1 wgmma, 2 warp-specialized, 3 with TMA,
+// 4 that persistent.
 int64_t main_loop_kind(const BlockMmaTiling& t) {
+  if (t.persistent) return 4;
   if (t.tma) return 3;
   if (t.specialized) return 2;
   return t.wgmma ? 1 : 0;
@@ -182,7 +185,7 @@ Shape BlockMmaArg::to_shape() const {
 BlockMmaArg BlockMmaArg::from_shape(const Shape& s) {
   LG_CHECK(s.size() >= 12 && (s.size() - 8) % 4 == 0, "BLOCK_MMA arg of ", s.size(), " numbers");
   auto i = [&](int j) { return static_cast<int>(s[j]); };
-  BlockMmaArg a{s[0], {i(1), i(2), i(3), i(4), i(5), i(6), s[7] != 0, s[7] >= 2, s[7] == 3}, {}};
+  BlockMmaArg a{s[0], {i(1), i(2), i(3), i(4), i(5), i(6), s[7] != 0, s[7] >= 2, s[7] >= 3, s[7] == 4}, {}};
   for (size_t j = 8; j < s.size(); j += 4) a.products.push_back({s[j], s[j + 1], s[j + 2], s[j + 3]});
   return a;
 }

@@ -51,11 +51,17 @@ namespace lg {
 // bytes on the stage's mbarrier) from a tensor map the runtime encodes per launch
 // (codegen/gpu_launch.h: LaunchDims::tensor_maps); an operand contiguous along m or n is stored as
 // 64-wide slabs (each box one 64 x 64 slab).
+// persistent (tma only): the grid is the blocks that fit on the GPU at once (LaunchDims::persistent,
+// the runtime sizes it), and each block walks the output tiles b, b + grid, ... in one loop; its
+// mbarriers and both sides' place in the ring of stages carry over from tile to tile, so the
+// producer copies the next tile's stages while the consumers store this tile's outputs, and no
+// block starts with an empty pipeline.
 struct BlockMmaTiling {
   int bm, bn, bk, warps_m, warps_n, stages;
   bool wgmma = false;
   bool specialized = false;
   bool tma = false;
+  bool persistent = false;
   bool operator==(const BlockMmaTiling&) const = default;
 };
 inline constexpr int kBlockMmaProducerThreads = 128;
@@ -77,7 +83,8 @@ int64_t block_mma_shared_bytes(const BlockMmaTiling& t);
 // (one in the mmas, two copied ahead): 128 x 256 (two warpgroups of 64 x 256: 193 KiB) and
 // 128 x 128 (two of 64 x 128: 129 KiB). Then 12, the 128 x 256 wgmma tiling warp-specialized: a
 // producer warpgroup copies all 4 stages ahead while the two consumer warpgroups compute; and 13,
-// the same with its copies by TMA. A TMA tiling takes only operands whose rows the tensor map can
+// the same with its copies by TMA; 14, tiling 13 persistent. A TMA tiling takes only operands
+// whose rows the tensor map can
 // describe: each tile lies within one row of ld elements of its buffer (every offset term along
 // the strided axes a multiple of ld, and the contiguous extent plus the constant offset's column
 // at most ld).
@@ -91,7 +98,7 @@ struct BlockMmaProduct {
 };
 
 // BLOCK_MMA's arg (a Shape): K, the tiling (bm, bn, bk, warps_m, warps_n, stages, then 0 for
-// mma.sync, 1 for wgmma, 2 for warp-specialized wgmma, 3 for that with TMA),
+// mma.sync, 1 for wgmma, 2 for warp-specialized wgmma, 3 for that with TMA, 4 for that persistent),
 // then a_m, a_k, b_n, b_k of each product.
 struct BlockMmaArg {
   int64_t k;

@@ -26,6 +26,14 @@ void set_grid(LaunchDims& d, const std::string& name) {
 
 }  // namespace
 
+void cap_persistent_grid(LaunchDims& d, int64_t resident) {
+  if (!d.persistent) return;
+  LG_CHECK(resident >= 1, "a persistent kernel with ", resident, " resident blocks");
+  d.grid[0] = static_cast<uint32_t>(std::min(d.blocks, std::min(resident, int64_t{1} << 30)));
+  d.grid[1] = d.grid[2] = 1;
+  d.grid_padded = false;
+}
+
 LaunchDims gpu_launch_dims(const LinearProgram& prog) {
   LaunchDims d;
   std::unordered_set<const Node*> reduced;  // ranges some accumulator reduces over
@@ -73,6 +81,7 @@ LaunchDims gpu_launch_dims(const LinearProgram& prog) {
       const BlockMmaTiling t = BlockMmaArg::from_shape(n->get_arg<Shape>()).tiling;
       d.shared_bytes = std::max(d.shared_bytes, block_mma_shared_bytes(t));
       producers = producers || t.specialized;
+      d.persistent = d.persistent || t.persistent;
       if (t.tma && d.tensor_maps.empty()) d.tensor_maps = block_mma_tensor_maps(*n);
     }
     if (n->op == Op::ATTENTION)

@@ -23,6 +23,9 @@
 //   the kernel's limit). Generated __shared__ arrays (reductions, LOCAL tiles) are static, not counted.
 //   A warp-specialized block matmul (codegen/block_mma.h) adds its producer warpgroup's threads
 //   after those of the ranges: they belong to no range and leave after the main loop.
+//   A persistent one (`persistent`) is launched with fewer blocks than `blocks`, as many as fit on
+//   the GPU at once (cap_persistent_grid, by the runtime): each block runs the kernel's body for
+//   b = blockIdx.x, blockIdx.x + gridDim.x, ... below `blocks`, in one loop.
 #include <cstdint>
 #include <vector>
 
@@ -60,7 +63,12 @@ struct LaunchDims {
   bool grid_padded = false;  // grid[0] * grid[1] > blocks
   int64_t shared_bytes = 0;  // dynamic shared memory per block (a multiple of 16)
   std::vector<GpuTensorMap> tensor_maps;  // per product of its block matmul: A's, then B's
+  bool persistent = false;   // the body loops over the blocks; the grid is cap_persistent_grid's
 };
+
+// A persistent kernel's grid: min(blocks, resident) blocks along x (resident: how many of its
+// blocks the GPU runs at once, at least 1). Leaves any other kernel as it is.
+void cap_persistent_grid(LaunchDims& d, int64_t resident);
 
 // Dynamic shared memory past this needs the kernel's limit raised (cuFuncSetAttribute).
 inline constexpr int64_t kGpuDefaultSharedLimit = 48 << 10;

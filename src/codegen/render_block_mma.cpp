@@ -371,8 +371,18 @@ LG_D void lg_ws_consume(int64_t K, int wm, bool first, uint16_t* smem, lg_mma_f3
 
 namespace {
 
+// A specialized tiling's ring state and mbarriers: a thread's `pipe` (zero: the first stage, the
+// first round) and lg_ws_setup, which every thread of the block runs once.
+std::string specialized_setup(const BlockMmaTiling& g, const std::string& pipe, const std::string& t,
+                              const std::string& smem) {
+  return str("lg_ws_pipe ", pipe, "{0, 0u};\nlg_ws_setup<", g.bm, ", ", g.bn, ", ", g.stages, ", ",
+             g.tma ? 1 : kBlockMmaProducerThreads, ">((int)", t, ", (uint16_t*)", smem, ");");
+}
+
 // A warp-specialized tiling's calls: the setup, the producer's loop over the products (then it
-// leaves the kernel), the consumers' (one pipeline across the products, one `pipe` per side).
+// leaves the kernel), the consumers' (one pipeline across the products, one `pipe` per side). A
+// persistent tiling's setup came before the kernel's loop over the tiles (block_mma_persistent_setup),
+// and its producer goes on to the next tile instead of leaving (the TMA producer's idle threads leave).
 std::string specialized_calls(const BlockMmaArg& arg, DType input, const std::string& acc,
                               const std::vector<BlockMmaOperands>& operands, const std::string& wm,
                               const std::string& t, const std::string& smem) {
@@ -380,9 +390,10 @@ std::string specialized_calls(const BlockMmaArg& arg, DType input, const std::st
   LG_CHECK(g.wgmma && g.bk == 64 && g.warps_m * 16 == g.bm && g.warps_n == 1,
            "BLOCK_MMA: a specialized tiling it cannot run");
   const std::string shape = str(g.bm, ", ", g.bn, ", ", g.stages), sm = str("(uint16_t*)", smem);
-  std::string out = str("\nlg_ws_pipe ", acc, "_pipe{0, 0u};\nlg_ws_setup<", shape, ", ",
-                        g.tma ? 1 : kBlockMmaProducerThreads, ">((int)", t, ", ", sm, ");\nif (", t,
-                        " >= ", 2 * g.bm, ") {");
+  const std::string pipe = g.persistent ? std::string(kBlockMmaPersistentPipe) : acc + "_pipe";
+  std::string out = g.persistent ? "" : "\n" + specialized_setup(g, pipe, t, smem);
+  out += str("\nif (", t, " >= ", 2 * g.bm, ") {");
+  if (g.persistent) out += str("\n  if (", t, " != ", 2 * g.bm, ") return;");
   std::string consume;
   for (size_t p = 0; p < operands.size(); p++) {
     const BlockMmaProduct& x = arg.products[p];
@@ -394,18 +405,23 @@ std::string specialized_calls(const BlockMmaArg& arg, DType input, const std::st
     if (g.tma)
       out += str("\n  lg_ws_produce_tma<", layout, ">(&lg_tmap", 2 * p, ", ", o.a_off, ", ", a_ld,
                  "ll, &lg_tmap", 2 * p + 1, ", ", o.b_off, ", ", b_ld, "ll, ", arg.k, "ll, (int)", t, ", ",
-                 sm, ", ", acc, "_pipe);");
+                 sm, ", ", pipe, ");");
     else
       out += str("\n  lg_ws_produce<", layout, ">(", o.a, ", ", o.a_off, ", ", a_ld, "ll, ", o.b, ", ",
-                 o.b_off, ", ", b_ld, "ll, ", arg.k, "ll, (int)", t, ", ", sm, ", ", acc, "_pipe);");
+                 o.b_off, ", ", b_ld, "ll, ", arg.k, "ll, (int)", t, ", ", sm, ", ", pipe, ");");
     consume += str("\nlg_ws_consume<", layout, ", ", input == dtypes::bfloat16 ? "true" : "false", ", ",
                    g.tma ? "true" : "false", ">(", arg.k, "ll, (int)", wm, ", ", p == 0 ? "true" : "false",
-                   ", ", sm, ", ", acc, ", ", acc, "_pipe);");
+                   ", ", sm, ", ", acc, ", ", pipe, ");");
   }
-  return out + "\n  return;\n}" + consume;
+  return out + (g.persistent ? "\n  continue;\n}" : "\n  return;\n}") + consume;
 }
 
 }  // namespace
+
+std::string block_mma_persistent_setup(const BlockMmaArg& arg, const std::string& t, const std::string& smem) {
+  LG_CHECK(arg.tiling.persistent, "BLOCK_MMA: the persistent setup of a tiling that is not persistent");
+  return specialized_setup(arg.tiling, kBlockMmaPersistentPipe, t, smem);
+}
 
 std::string block_mma_call(const BlockMmaArg& arg, DType input, const std::string& acc,
                            const std::vector<BlockMmaOperands>& operands, const std::string& wm, const std::string& wn,

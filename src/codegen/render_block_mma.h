@@ -23,7 +23,9 @@
 // A `specialized` tiling's main loop is warp-specialized: after lg_ws_setup (the mbarriers),
 // the producer warpgroup (threads 2 * BM and up) runs lg_ws_produce for each product, copying the
 // stages, and leaves the kernel; the consumer warpgroups run lg_ws_consume, the wgmmas, into the
-// same accumulator layout. They hand stages to each other through mbarriers.
+// same accumulator layout. They hand stages to each other through mbarriers. A `persistent` one
+// runs once per output tile inside the kernel's loop over its tiles: the mbarriers are set up
+// once before it, and each side's place in the ring carries over to the next tile.
 // It uses the dialect prelude's primitives (render_cuda.cpp; the test emulation has its own):
 // lg_cp_async16, lg_cp_async_commit, lg_cp_async_wait<N>, lg_ldmatrix_x4[_trans],
 // lg_mma_m16n8k16_{bf16,f16}; for wgmma lg_fence_proxy_async, lg_wgmma_fence, lg_wgmma_commit,
@@ -49,8 +51,16 @@ struct BlockMmaOperands {
 // the products (one main loop each). wm, wn, lane: the thread's warp and lane; t: the thread's
 // index in the block (every thread of the block 0..threads-1 runs them); smem: the block's dynamic
 // shared memory (codegen/gpu_launch.h: block_mma_shared_bytes of it).
+// A persistent tiling's calls are made once per tile, inside the kernel's loop over them, and go
+// on to the next tile where another tiling's producer leaves (`continue`).
 std::string block_mma_call(const BlockMmaArg& arg, DType input, const std::string& acc,
                            const std::vector<BlockMmaOperands>& operands, const std::string& wm, const std::string& wn,
                            const std::string& lane, const std::string& t, const std::string& smem);
+
+// A persistent tiling's state that outlives the tiles, which the kernel declares before its loop
+// over them: the thread's place in the ring of stages (kBlockMmaPersistentPipe) and the mbarriers
+// (lg_ws_setup, run by every thread of the block).
+inline constexpr const char* kBlockMmaPersistentPipe = "lg_pipe";
+std::string block_mma_persistent_setup(const BlockMmaArg& arg, const std::string& t, const std::string& smem);
 
 }  // namespace lg

@@ -117,12 +117,28 @@ class GpuWriter {
       if (n->op == Op::ATTENTION) out_ += attention_cuda_source(n->src[2]->dtype.base());
     out_ += "/* " + p_.name + " */\n";
     out_ += str("extern \"C\" __global__ void __launch_bounds__(", dims_.threads, ") lg_kernel(", params, ") {\n");
+    if (dims_.persistent) return run_persistent();
     line("const int64_t lg_b = (int64_t)blockIdx.x + (int64_t)blockIdx.y * (int64_t)gridDim.x;");
     line("const int64_t lg_t = (int64_t)threadIdx.x;");
     line("(void)lg_b; (void)lg_t;");
     if (dims_.grid_padded) line(str("if (lg_b >= ", dims_.blocks, "ll) return;"));
     if (dims_.shared_bytes > 0) line(str("LG_DYNAMIC_SHARED(lg_dsmem); /* ", dims_.shared_bytes, " bytes */"));
     for (const NodeRef& n : p_.ops) emit(*n);
+    return out_ + "}\n";
+  }
+  // A persistent block matmul (codegen/gpu_launch.h): its setup once, then the body per block b of
+  // the kernel's, b = blockIdx.x, blockIdx.x + gridDim.x, ...
+  std::string run_persistent() {
+    auto mma = std::find_if(p_.ops.begin(), p_.ops.end(), [](const NodeRef& n) { return n->op == Op::BLOCK_MMA; });
+    LG_CHECK(mma != p_.ops.end(), p_.name, ": a persistent kernel without a block matmul");
+    line("const int64_t lg_t = (int64_t)threadIdx.x;");
+    line(str("LG_DYNAMIC_SHARED(lg_dsmem); /* ", dims_.shared_bytes, " bytes */"));
+    lines(block_mma_persistent_setup(BlockMmaArg::from_shape((*mma)->get_arg<Shape>()), "lg_t", "lg_dsmem"));
+    line(str("for (int64_t lg_b = (int64_t)blockIdx.x; lg_b < ", dims_.blocks, "ll; lg_b += (int64_t)gridDim.x) {"));
+    depth_++;
+    for (const NodeRef& n : p_.ops) emit(*n);
+    depth_--;
+    line("}");
     return out_ + "}\n";
   }
 
@@ -146,6 +162,13 @@ class GpuWriter {
     return it->second;
   }
   void line(const std::string& s) { out_ += std::string(2 * depth_, ' ') + s + "\n"; }
+  void lines(const std::string& s) {
+    for (size_t b = 0, e; b < s.size(); b = e + 1) {
+      e = s.find('\n', b);
+      if (e == std::string::npos) e = s.size();
+      line(s.substr(b, e - b));
+    }
+  }
   void define(const Node& n, const std::string& value) {
     std::string v = "v" + std::to_string(next_++);
     line(str("const ", value_type(n), " ", v, " = ", value, ";"));
@@ -437,17 +460,14 @@ class GpuWriter {
       const BlockMmaTiling& t = arg.tiling;
       LG_CHECK(dims_.threads == block_mma_threads(t), p_.name, ": a block matmul of ", block_mma_threads(t),
                " threads in a block of ", dims_.threads);
+      // A persistent producer's `continue` goes on to the next tile: no loop of the body may be open.
+      LG_CHECK(!t.persistent || depth_ == 2, p_.name, ": a persistent block matmul inside a loop");
       std::vector<BlockMmaOperands> operands;
       for (size_t s = kBlockMmaThreadSources; s < n.src.size(); s += kBlockMmaProductSources)
         operands.push_back({ref(n.src[s]), ref(n.src[s + 1]), ref(n.src[s + 2]), ref(n.src[s + 3])});
       std::string acc = str("bmma", next_++);
-      std::string call = block_mma_call(arg, n.src[kBlockMmaThreadSources]->dtype.base(), acc, operands, ref(n.src[2]),
-                                        ref(n.src[3]), ref(n.src[4]), "lg_t", "lg_dsmem");
-      for (size_t b = 0, e; b < call.size(); b = e + 1) {
-        e = call.find('\n', b);
-        if (e == std::string::npos) e = call.size();
-        line(call.substr(b, e - b));
-      }
+      lines(block_mma_call(arg, n.src[kBlockMmaThreadSources]->dtype.base(), acc, operands, ref(n.src[2]), ref(n.src[3]),
+                           ref(n.src[4]), "lg_t", "lg_dsmem"));
       it = block_mmas_.emplace(key, acc).first;
     }
     for (int s = 5; s < 8; s++) LG_CHECK(n.src[s]->is_const(), p_.name, ": a BLOCK_MMA accumulator index is not a constant");

@@ -31,6 +31,7 @@ struct CudaContext {
   CUstream stream = nullptr;
   std::string arch;  // sm_XY of the GPU, or CUDA_ARCH
   int shared_optin = 0;  // most shared memory (static and dynamic) a kernel may ask for per block
+  int sms = 0;           // streaming multiprocessors
   std::string gpu_name;  // as the driver names it (cuDeviceGetName)
 
   explicit CudaContext(const std::string& name) {
@@ -51,6 +52,7 @@ struct CudaContext {
     // Compute capability 9.0 (H100, H200) gets its arch-specific target, sm_90a: what wgmma needs.
     arch = !config().cuda_arch.empty() ? config().cuda_arch : str("sm_", major, minor, major == 9 && minor == 0 ? "a" : "");
     cu_check(a.cuDeviceGetAttribute(&shared_optin, kCuAttrMaxSharedMemoryPerBlockOptin, dev), "cuDeviceGetAttribute");
+    cu_check(a.cuDeviceGetAttribute(&sms, kCuAttrMultiprocessorCount, dev), "cuDeviceGetAttribute");
     char gpu[256] = {0};
     cu_check(a.cuDeviceGetName(gpu, sizeof gpu - 1, dev), "cuDeviceGetName");
     gpu_name = gpu;
@@ -161,6 +163,7 @@ class CudaProgram : public Program {
     cu_check(a.cuModuleLoadData(&module_, binary.data()), "cuModuleLoadData");
     cu_check(a.cuModuleGetFunction(&fn_, module_, "lg_kernel"), "cuModuleGetFunction");
     allow_dynamic_shared();
+    size_persistent_grid();
   }
   // At exit the driver may be shut down already (CUDA_ERROR_DEINITIALIZED from every call, seen on
   // an H200): nothing is checked here, and nothing is unloaded when the context cannot be made current.
@@ -255,6 +258,16 @@ class CudaProgram : public Program {
     if (dims_.shared_bytes > kGpuDefaultSharedLimit)
       cu_check(a.cuFuncSetAttribute(fn_, kCuFuncAttrMaxDynamicSharedSizeBytes, static_cast<int>(dims_.shared_bytes)),
                "cuFuncSetAttribute");
+  }
+
+  // A persistent kernel (codegen/gpu_launch.h) gets as many blocks as run at once: every SM's.
+  void size_persistent_grid() {
+    if (!dims_.persistent) return;
+    int per_sm = 0;
+    cu_check(cuda_api().cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn_, static_cast<int>(dims_.threads),
+                                                                    static_cast<size_t>(dims_.shared_bytes)),
+             "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    cap_persistent_grid(dims_, int64_t{c_.sms} * std::max(per_sm, 1));
   }
 
   CudaContext c_;

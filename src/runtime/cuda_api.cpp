@@ -47,6 +47,7 @@ const Loaded& loaded() {
       d.bind(a.cuModuleGetFunction, "cuModuleGetFunction");
       d.bind(a.cuFuncGetAttribute, "cuFuncGetAttribute");
       d.bind(a.cuFuncSetAttribute, "cuFuncSetAttribute");
+      d.bind(a.cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
       d.bind(a.cuLaunchKernel, "cuLaunchKernel");
       d.bind(a.cuStreamCreate, "cuStreamCreate");
       d.bind(a.cuStreamSynchronize, "cuStreamSynchronize");

@@ -21,6 +21,7 @@ using CUevent = struct CUevent_st*;
 inline constexpr int kCuAttrComputeCapabilityMajor = 75;
 inline constexpr int kCuAttrComputeCapabilityMinor = 76;
 inline constexpr int kCuAttrMaxSharedMemoryPerBlockOptin = 97;
+inline constexpr int kCuAttrMultiprocessorCount = 16;
 // cuFuncGetAttribute / cuFuncSetAttribute attributes.
 inline constexpr int kCuFuncAttrSharedSizeBytes = 1;            // the kernel's static __shared__ bytes
 inline constexpr int kCuFuncAttrMaxDynamicSharedSizeBytes = 8;  // most dynamic shared memory a launch may ask
@@ -48,6 +49,8 @@ struct CudaApi {
   int (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
   int (*cuFuncGetAttribute)(int*, int, CUfunction);
   int (*cuFuncSetAttribute)(CUfunction, int, int);
+  // (numBlocks, func, blockSize, dynamicSMemSize): how many blocks of func fit on one SM at once.
+  int (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t);
   int (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                         void**, void**);
   int (*cuStreamCreate)(CUstream*, unsigned);

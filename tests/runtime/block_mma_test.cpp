@@ -279,6 +279,48 @@ TEST_F(BlockMma, TheTmaTilingAsEmulatedCudaMatchesTheCProgramBitForBit) {
             (std::vector<GpuTensorMap>{{1, 128, 128}, {2, 256, 64}}));
 }
 
+// Tiling 14: tiling 13 persistent. The emulation launches kEmulatedResidentBlocks (3) blocks, as if
+// only that many fit on the GPU, so each walks several output tiles in the kernel's loop and not
+// all the same number; the mbarriers are set up once and both sides' place in the ring of 4 stages
+// runs on from tile to tile (2 k tiles per output tile: a tile starts mid-ring, and the phases
+// flip inside tiles). A side that restarted its ring per tile, or mbarriers set up per tile,
+// deadlocks or computes from stale stages.
+TEST_F(BlockMma, ThePersistentTilingWalksSeveralTilesPerBlockAsEmulatedCuda) {
+  check_specialized_tiling(14);  // the batch of 2: 4 tiles on 3 blocks
+  for (bool b_t : {false, true}) {
+    Matmul many{1, 512, 512, 128, dtypes::bfloat16, false, false, b_t};  // 8 tiles: 3, 3 and 2 per block
+    std::vector<float> got = run_block(many, 14, Run::EmulatedCuda);
+    expect_close(got, reference(many), 1e-6, label(many));
+    EXPECT_EQ(got, run_block(many, 14, Run::CProgram)) << label(many);
+  }
+  // the launch: persistent, with tiling 13's threads and tensor maps; the runtime's grid is at most
+  // the blocks that fit at once, and never more than the tiles
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 512, 512, 128, dtypes::bfloat16, false, false, true}));
+  LinearProgram p = lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, 14}});
+  LaunchDims d = gpu_launch_dims(p);
+  EXPECT_TRUE(d.persistent);
+  EXPECT_EQ(d.blocks, 8);
+  EXPECT_EQ(d.threads, 384);
+  EXPECT_EQ(d.tensor_maps, (std::vector<GpuTensorMap>{{1, 128, 128}, {2, 128, 256}}));
+  LaunchDims on_132 = d, on_3 = d;
+  cap_persistent_grid(on_132, 132);
+  cap_persistent_grid(on_3, 3);
+  EXPECT_EQ(on_132.grid[0], 8u);
+  EXPECT_EQ(on_3.grid[0], 3u);
+  LaunchDims not_persistent = gpu_launch_dims(lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, 13}}));
+  EXPECT_FALSE(not_persistent.persistent);
+  cap_persistent_grid(not_persistent, 3);
+  EXPECT_EQ(not_persistent.grid[0], 8u) << "only a persistent kernel's grid is capped";
+  // the source: the setup once before the loop over the tiles, the producer going on to the next
+  std::string src = CudaRenderer().render(p);
+  const size_t setup = src.find("lg_ws_setup<"), loop = src.find("for (int64_t lg_b = (int64_t)blockIdx.x; lg_b < 8ll; lg_b += (int64_t)gridDim.x)");
+  ASSERT_NE(loop, std::string::npos) << src;
+  EXPECT_LT(src.rfind("lg_ws_setup<128, 256, 4, 1>((int)lg_t", loop), loop) << "the setup comes before the loop";
+  EXPECT_EQ(src.find("lg_ws_setup<", loop), std::string::npos) << "and only there";
+  EXPECT_NE(setup, std::string::npos);
+  EXPECT_NE(src.find("continue;", loop), std::string::npos);
+}
+
 // TMA reads a buffer as rows of ld elements; an operand whose tiles cross those rows (an (M, K)
 // view 8 elements into a flat buffer) is refused, while the cp.async tilings take it.
 TEST_F(BlockMma, TheTmaTilingRefusesTilesAcrossRows) {
@@ -318,7 +360,8 @@ TEST_F(BlockMma, TheLaunchCarriesEachTilingsSharedMemory) {
                           64 << 10,
                           (192 + 1) << 10,
                           (128 + 1) << 10,
-                          ((192 + 1) << 10) + 4 * 16,  // 12, 13: and 4 stages' full and empty mbarriers
+                          ((192 + 1) << 10) + 4 * 16,  // 12, 13, 14: and 4 stages' full and empty mbarriers
+                          ((192 + 1) << 10) + 4 * 16,
                           ((192 + 1) << 10) + 4 * 16};
   ASSERT_EQ(block_mma_tilings().size(), std::size(want));
   // x @ W^T: both operands contiguous along k, which the wgmma tilings need
@@ -421,7 +464,8 @@ TEST_F(BlockMma, ASumOfTwoProductsRunsTheMainLoopTwiceIntoOneAccumulator) {
 }
 
 // The warp-specialized tilings run one ring of stages across the products: 3 k tiles each, so the
-// second product's tiles wrap the 4 stages and flip their phases; then TMA over two reduce axes
+// second product's tiles wrap the 4 stages and flip their phases (the persistent one across output
+// tiles too); then TMA over two reduce axes
 // that merge (the rows of its tensor map cross the outer axis's boundary inside a k tile).
 TEST_F(BlockMma, TheWarpSpecializedTilingsCarryTheirPipelineAcrossProductsAndMergedAxes) {
   const int64_t M = 128, N = 256, K = 192;
@@ -429,6 +473,8 @@ TEST_F(BlockMma, TheWarpSpecializedTilingsCarryTheirPipelineAcrossProductsAndMer
     SCOPED_TRACE(str("tiling ", tiling));
     check_block_kernel(two_products_graph(M, N, K), two_products_reference(M, N, K), 2, tiling);
   }
+  // persistent: 4 output tiles on 3 blocks, each tile's two products on from the last tile's ring
+  check_block_kernel(two_products_graph(2 * M, 2 * N, K), two_products_reference(2 * M, 2 * N, K), 2, 14);
   const int64_t R = 2, S = 96;
   std::vector<double> want(M * N, 0.0);
   for (int64_t i = 0; i < M; i++)
@@ -521,19 +567,19 @@ TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
   for (DType t : {dtypes::bfloat16, dtypes::float16})
     for (bool a_t : {false, true}) {
       Schedule nt = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, t, false, a_t, !a_t}));
-      for (int tiling : {10, 11, 12, 13}) {
+      for (int tiling : {10, 11, 12, 13, 14}) {
         SCOPED_TRACE(str(name(t), " tiling ", tiling, a_t ? " a^T @ b" : " a @ W^T"));
         std::string src = CudaRenderer().render(lower_kernel(nt.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, tiling}}));
         std::vector<uint8_t> cubin = NvrtcCompiler("sm_90a").compile(src);
         EXPECT_EQ(std::string(cubin.begin(), cubin.begin() + 4), "\x7f" "ELF");
         std::vector<uint8_t> ptx = NvrtcCompiler("compute_90a").compile(src);
         std::string text(ptx.begin(), ptx.end());
-        // tiling 13 copies by TMA (no generic-proxy writes to fence), the others by cp.async
+        // tilings 13 and 14 copy by TMA (no generic-proxy writes to fence), the others by cp.async
         std::vector<std::string> insns{str("wgmma.mma_async.sync.aligned.m64n", tiling == 11 ? 128 : 256,
                                            "k16.f32.", t == dtypes::bfloat16 ? "bf16" : "f16"),
                                        a_t ? "p, 1, 1, 1, 1;" : "p, 1, 1, 0, 0;", "wgmma.fence.sync.aligned",
                                        "wgmma.commit_group.sync.aligned", "wgmma.wait_group.sync.aligned"};
-        if (tiling == 13)
+        if (tiling >= 13)
           insns.insert(insns.end(),
                        {"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
                         "mbarrier.arrive.expect_tx.shared::cta.b64"});
