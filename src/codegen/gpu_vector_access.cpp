@@ -77,10 +77,46 @@ bool is_aligned_word_pair(const Node* lo, const Node* hi) {
 
 namespace {
 
+// Where each grouped access happens once the program is rendered: a load group's members at its
+// first member's position, a store group's at its last's (program positions; absent: its own).
+using Moves = std::unordered_map<size_t, size_t>;
+
+// Whether two accesses of one buffer may touch the same element: not when both indices are the same
+// x plus different constants (x null: a gated access, which may be anywhere).
+bool may_alias(const BufferAccess& a, const BufferAccess& b) {
+  return !(a.x != nullptr && a.x == b.x && a.offset != b.offset);
+}
+
+// Whether moving `members` (positions of accesses of the buffer) to position `to` keeps every pair
+// of accesses that may touch one element, at least one a store, in the order the program has them,
+// given the groups already placed (`moves`). Only pairs with a member change.
+bool keeps_order(const std::vector<size_t>& members, size_t to,
+                 const std::vector<BufferAccess>& buffer_accesses, const Moves& moves) {
+  auto at = [&](size_t position) {
+    auto it = moves.find(position);
+    return it == moves.end() ? position : it->second;
+  };
+  for (size_t m : members) {
+    const BufferAccess* mine = nullptr;
+    for (const BufferAccess& o : buffer_accesses)
+      if (o.position == m) mine = &o;
+    for (const BufferAccess& o : buffer_accesses) {
+      if (o.position == m || !(mine->store || o.store) || !may_alias(*mine, o)) continue;
+      if (std::find(members.begin(), members.end(), o.position) != members.end())
+        continue;  // another element
+      const size_t other = at(o.position);
+      if ((m < o.position) != (to < other)) return false;
+    }
+  }
+  return true;
+}
+
 // Groups of `lanes` accesses among `accesses` (one candidate key, sorted by offset) into plan;
-// returns the accesses left out. Positions of every access of the buffer: for conflicts.
-std::vector<Access> group_runs(const LinearProgram& prog, std::vector<Access> accesses, const Node* x, int64_t lanes, bool store,
-                               const std::vector<BufferAccess>& buffer_accesses, VectorAccessPlan& plan) {
+// returns the accesses left out. Every access of the buffer, and where the groups already planned
+// move theirs: a group forms only where it reorders no two accesses of one element.
+std::vector<Access> group_runs(const LinearProgram& prog, std::vector<Access> accesses, int64_t lanes,
+                               bool store, const std::vector<BufferAccess>& buffer_accesses, Moves& moves,
+                               VectorAccessPlan& plan) {
   std::vector<bool> grouped(accesses.size(), false);
   for (size_t i = 0; i + lanes <= accesses.size(); i++) {
     int64_t s = accesses[i].offset;
@@ -93,17 +129,14 @@ std::vector<Access> group_runs(const LinearProgram& prog, std::vector<Access> ac
       lo = std::min(lo, accesses[i + k].position);
       hi = std::max(hi, accesses[i + k].position);
     }
-    // No other access of the buffer in between that the moved load or store would reorder
-    // with (a store for a load group, anything for a store group), unless it provably touches
-    // another element: the same x with an offset outside the group's (a lane's tensor-core outputs).
-    bool clear = true;
-    for (const BufferAccess& o : buffer_accesses) {
-      bool member = false;
-      for (int64_t k = 0; k < lanes; k++) member = member || accesses[i + k].position == o.position;
-      bool elsewhere = o.x == x && (o.offset < s || o.offset >= s + lanes);
-      if (o.position > lo && o.position < hi && !member && (store || o.store) && !elsewhere) clear = false;
-    }
-    if (!clear) continue;
+    // The moved loads (stores) pass no access of their own elements, or of one the index cannot
+    // tell apart, that they must stay behind (ahead of): an in-place update's load and store of
+    // each element keep their order, a lane's tensor-core outputs pass each other.
+    std::vector<size_t> members;
+    for (int64_t k = 0; k < lanes; k++) members.push_back(accesses[i + k].position);
+    const size_t to = store ? hi : lo;
+    if (!keeps_order(members, to, buffer_accesses, moves)) continue;
+    for (size_t m : members) moves[m] = to;
     VectorAccess g;
     for (int64_t k = 0; k < lanes; k++) {
       g.members.push_back(accesses[i + k].node);
@@ -143,18 +176,27 @@ VectorAccessPlan plan_vector_accesses(const LinearProgram& prog) {
   }
   std::unordered_map<const Node*, int64_t> divisors;
   VectorAccessPlan plan;
-  // (The map's order depends on node addresses; the groups are sorted by position below.)
-  for (auto& [key, accesses] : candidates) {
-    bool store = std::get<0>(key);
-    const Node* x = std::get<2>(key);
+  Moves moves;
+  // In program order of each key's first access (the map's order depends on node addresses, and a
+  // group placed earlier constrains the later ones: the plan must not vary from run to run).
+  std::vector<std::pair<const std::tuple<bool, size_t, const Node*, int>, std::vector<Access>>*> keys;
+  for (auto& entry : candidates) keys.push_back(&entry);
+  std::sort(keys.begin(), keys.end(),
+            [](const auto* a, const auto* b) { return a->second[0].position < b->second[0].position; });
+  for (auto* entry : keys) {
+    const bool store = std::get<0>(entry->first);
+    const Node* x = std::get<2>(entry->first);
+    std::vector<Access>& accesses = entry->second;
     const Node* buffer = accesses[0].node->src[0]->src[0].get();
-    std::sort(accesses.begin(), accesses.end(), [](const Access& a, const Access& b) { return a.offset < b.offset; });
+    std::stable_sort(accesses.begin(), accesses.end(),
+                     [](const Access& a, const Access& b) { return a.offset < b.offset; });
     // 16-byte groups, then groups of half as many elements of what is left, down to pairs (8
     // bytes of float32, 4 of 16-bit elements: a matmul lane's neighbouring outputs)
     int64_t lanes = lanes_of(buffer->dtype.base());
     std::vector<Access> left = accesses;
     for (; lanes >= 2 && !left.empty(); lanes /= 2)
-      if (power_of_two_divisor(x, divisors) % lanes == 0) left = group_runs(prog, left, x, lanes, store, by_buffer.at(buffer), plan);
+      if (power_of_two_divisor(x, divisors) % lanes == 0)
+        left = group_runs(prog, left, lanes, store, by_buffer.at(buffer), moves, plan);
   }
   std::sort(plan.groups.begin(), plan.groups.end(),
             [](const VectorAccess& a, const VectorAccess& b) { return a.first_position < b.first_position; });

@@ -18,10 +18,15 @@
 //     (multiples of 64, runtime/memory_plan.h) are;
 //   - sit in the same block of the program (no loop opens or closes between two of them that is
 //     not closed or opened again before the next), so one C++ variable reaches all of them;
-//   - meet no other access of their buffer between the first and the last that they would be
-//     reordered with (a store, for a load group; any access, for a store group) unless it has the
-//     same x and an offset outside the group's, so another element: a load group reads at the
-//     first member's place, a store group writes at the last member's.
+//   - change the order of no two accesses of the buffer that may touch one element, at least one
+//     of them a store: a load group reads at the first member's place, a store group writes at
+//     the last member's, and with the groups planned before it (in program order of each
+//     candidate run's first access) every such pair stays in program order. Two accesses touch
+//     different elements when their indices are the same x plus different constants; anything
+//     else (another x, a gated index) may be the same element. So an in-place update (load
+//     element i, store it, load i + 1, store it, ...) becomes one load group at its first load and
+//     one store group at its last store, while a store that a later load of its element must see
+//     keeps both scalar.
 // Anything else stays scalar: the values never change, only how many instructions move them.
 #include <unordered_map>
 #include <vector>

@@ -108,5 +108,37 @@ TEST(GpuVectorAccess, ALoadGroupPassesStoresToOtherElementsOnly) {
   EXPECT_TRUE(group_sizes(program_of(dtypes::bfloat16, {{false, 0}, {true, 1}, {false, 1}})).empty());
 }
 
+// An in-place update loads each element and then stores it, element after element: all the loads
+// may move to the first and all the stores to the last (each element's load stays before its
+// store). Stores that each element's reload must see keep everything scalar. A load group and a
+// store group that are each fine alone may not both form when together they would swap a store
+// and a load of one element: the first placed constrains the second.
+TEST(GpuVectorAccess, InPlaceUpdatesGroupTheirLoadsAndTheirStores) {
+  std::vector<Access> in_place;
+  for (int64_t i = 0; i < 4; i++) {
+    in_place.push_back({false, i});
+    in_place.push_back({true, i});
+  }
+  Program p = program_of(dtypes::float32, in_place);
+  VectorAccessPlan plan = plan_vector_accesses(p.prog);
+  ASSERT_EQ(plan.groups.size(), 2u);
+  EXPECT_EQ(plan.groups[0].first, p.accesses[0]) << "the loads are read at the first load";
+  EXPECT_EQ(plan.groups[1].last, p.accesses[7]) << "the stores are written at the last store";
+  EXPECT_EQ(group_sizes(program_of(dtypes::bfloat16, in_place)), (std::vector<size_t>{4, 4}));
+  // store, then reload, element after element: no load may move before an earlier element's store,
+  // no store after a later element's... own reload
+  std::vector<Access> reload;
+  for (int64_t i = 0; i < 4; i++) {
+    reload.push_back({true, i});
+    reload.push_back({false, i});
+  }
+  EXPECT_TRUE(group_sizes(program_of(dtypes::float32, reload)).empty());
+  // store 0, load 1, store 1, load 0: the stores may go to the second store (load 1 still reads 1
+  // before it is stored) or the loads to the first load (load 0 still after store 0), not both
+  // (load 0 would then read element 0 before it is stored)
+  EXPECT_EQ(group_sizes(program_of(dtypes::float32, {{true, 0}, {false, 1}, {true, 1}, {false, 0}})),
+            (std::vector<size_t>{2}));
+}
+
 }  // namespace
 }  // namespace lg

@@ -234,6 +234,36 @@ TEST(CudaEmulation, VectorLoadsAndStoresMoveTheSameValues) {
                  read(realize(softmax_rows("INTERP", dtypes::float32, 3, 1024))), 1e-5);
 }
 
+// An in-place update of AdamW's shape over n float32 elements: m = 0.9 m + 0.1 g, then p = p - 0.01 m
+// with the new m, each written back into its own buffer (one kernel of two outputs); its outputs
+// are the two updated buffers.
+NodeRef in_place_update(const std::string& device, int64_t n) {
+  DType t = dtypes::float32;
+  auto buffer = [&](int seed) {
+    NodeRef b = new_buffer(device_node(device), t, n);
+    std::vector<float> host(n);
+    for (int64_t i = 0; i < n; i++) host[i] = 0.125f * static_cast<float>((i * seed) % 13 - 6);
+    buffer_copy_in(*b, host.data(), host.size() * 4);
+    return b;
+  };
+  NodeRef m = buffer(5), p = buffer(7), g = input(device, t, {n});
+  NodeRef m_new = make(Op::ASSIGN, t, {m, m * full(device, t, 0.9, {n}) + g * full(device, t, 0.1, {n})});
+  NodeRef p_new = make(Op::ASSIGN, t, {p, p - m_new * full(device, t, 0.01, {n})});
+  return make(Op::SINK, dtypes::void_, {m_new, p_new});
+}
+
+// An in-place update loads each element of m and p before it stores it: the loads are merged into
+// float4 loads at the first and the stores into float4 stores at the last (gpu_vector_access.h),
+// and the values are the interpreter's.
+TEST(CudaEmulation, InPlaceUpdatesMoveTheirElementsFourAtATime) {
+  const int64_t n = 4096;
+  std::string src = cuda_sources(in_place_update("CPU", n));
+  EXPECT_NE(src.find("const float4 vec"), std::string::npos) << src;
+  EXPECT_NE(src.find("*(float4*)(data"), std::string::npos) << src;
+  EXPECT_EQ(src.find("] = v"), std::string::npos) << "no scalar store left: " << src;
+  EXPECT_EQ(run_emulated(in_place_update("CPU", n)), read(realize(in_place_update("INTERP", n))));
+}
+
 TEST(CudaEmulation, Float16ElementwiseIsExact) {
   EXPECT_EQ(run_emulated(scale_f16("CPU")), read(realize(scale_f16("INTERP"))));
 }
