@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "base/error.h"
 #include "codegen/index_divisor.h"
 
 namespace lg {
@@ -97,9 +98,12 @@ bool keeps_order(const std::vector<size_t>& members, size_t to,
     return it == moves.end() ? position : it->second;
   };
   for (size_t m : members) {
-    const BufferAccess* mine = nullptr;
-    for (const BufferAccess& o : buffer_accesses)
-      if (o.position == m) mine = &o;
+    // buffer_accesses is in program order
+    auto mine =
+        std::lower_bound(buffer_accesses.begin(), buffer_accesses.end(), m,
+                         [](const BufferAccess& a, size_t position) { return a.position < position; });
+    LG_CHECK(mine != buffer_accesses.end() && mine->position == m,
+             "vector access planning: a member not among its buffer's accesses");
     for (const BufferAccess& o : buffer_accesses) {
       if (o.position == m || !(mine->store || o.store) || !may_alias(*mine, o)) continue;
       if (std::find(members.begin(), members.end(), o.position) != members.end())
