@@ -310,15 +310,22 @@ LinearProgram lower_shifted_copy(int64_t rows, int64_t cols, int64_t in_stride, 
 }
 
 TEST(CudaRenderer, RunsThatMayBeMisalignedOrMaskedStayScalar) {
-  // Input rows 1026 floats apart: row 1 starts 4104 bytes in, not a multiple of 16. The output's
-  // rows (1024 apart) are aligned.
+  // Input rows 1026 floats apart: row 1 starts 4104 bytes in, not a multiple of 16 but of 8: two
+  // float2 loads. The output's rows (1024 apart) are aligned.
   std::string rows = CudaRenderer().render(lower_shifted_copy(8, 1024, 1026, 0));
   EXPECT_EQ(rows.find("const float4"), std::string::npos) << rows;
-  EXPECT_EQ(occurrences(rows, "data1["), 4u) << rows;
+  EXPECT_EQ(occurrences(rows, "const float2 vec"), 2u) << rows;
+  EXPECT_EQ(occurrences(rows, "data1["), 0u) << rows;
   EXPECT_NE(rows.find("*(float4*)(data0 + "), std::string::npos) << rows;
-  // Runs that start 2 elements past a multiple of 4.
+  // Rows 1025 floats apart: odd, not even 8-byte aligned: scalar.
+  std::string odd = CudaRenderer().render(lower_shifted_copy(8, 1024, 1025, 0));
+  EXPECT_EQ(odd.find("const float2 vec"), std::string::npos) << odd;
+  EXPECT_EQ(odd.find("const float4 vec"), std::string::npos) << odd;
+  EXPECT_EQ(occurrences(odd, "data1["), 4u) << odd;
+  // Runs that start 2 elements past a multiple of 4: pairs.
   std::string shifted = CudaRenderer().render(lower_shifted_copy(8, 1024, 1024, 2));
   EXPECT_EQ(shifted.find("const float4"), std::string::npos) << shifted;
+  EXPECT_EQ(occurrences(shifted, "const float2 vec"), 2u) << shifted;
   std::string aligned = CudaRenderer().render(lower_shifted_copy(8, 1024, 1028, 4));
   EXPECT_NE(aligned.find("const float4"), std::string::npos) << "1028 and 4 are multiples of 4:\n" << aligned;
   // Padded columns are masked (gated loads and stores): scalar.
