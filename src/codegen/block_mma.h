@@ -84,10 +84,9 @@ int64_t block_mma_shared_bytes(const BlockMmaTiling& t);
 // 128 x 128 (two of 64 x 128: 129 KiB). Then 12, the 128 x 256 wgmma tiling warp-specialized: a
 // producer warpgroup copies all 4 stages ahead while the two consumer warpgroups compute; and 13,
 // the same with its copies by TMA; 14, tiling 13 persistent. A TMA tiling takes only operands
-// whose rows the tensor map can
-// describe: each tile lies within one row of ld elements of its buffer (every offset term along
-// the strided axes a multiple of ld, and the contiguous extent plus the constant offset's column
-// at most ld).
+// whose rows the tensor map can describe: each tile lies within one row of ld elements of its
+// buffer (every offset term along the strided axes a multiple of ld, and the contiguous extent
+// plus the constant offset's column at most ld).
 const std::vector<BlockMmaTiling>& block_mma_tilings();
 inline constexpr int kBlockMmaHeuristicTilings = 4;
 
