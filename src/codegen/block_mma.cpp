@@ -151,6 +151,7 @@ const std::vector<BlockMmaTiling>& block_mma_tilings() {
       {128, 256, 64, 8, 1, 4, true, true},
       {128, 256, 64, 8, 1, 4, true, true, true},
       {128, 256, 64, 8, 1, 4, true, true, true, true},
+      {128, 256, 64, 8, 1, 4, true, true, true, false, 2},
   };
   return t;
 }
@@ -166,8 +167,11 @@ int64_t block_mma_shared_bytes(const BlockMmaTiling& t) {
 
 namespace {
 // The main loop's kind in BLOCK_MMA's arg: 0 mma.sync, 1 wgmma, 2 warp-specialized, 3 with TMA,
-// 4 that persistent.
+// 4 that persistent, 5 that in clusters of 2.
 int64_t main_loop_kind(const BlockMmaTiling& t) {
+  LG_CHECK(t.cluster == 1 || (t.cluster == 2 && t.tma && !t.persistent), "BLOCK_MMA: clusters of ", t.cluster,
+           " blocks (only 2, and only for a TMA tiling that is not persistent)");
+  if (t.cluster == 2) return 5;
   if (t.persistent) return 4;
   if (t.tma) return 3;
   if (t.specialized) return 2;
@@ -185,7 +189,11 @@ Shape BlockMmaArg::to_shape() const {
 BlockMmaArg BlockMmaArg::from_shape(const Shape& s) {
   LG_CHECK(s.size() >= 12 && (s.size() - 8) % 4 == 0, "BLOCK_MMA arg of ", s.size(), " numbers");
   auto i = [&](int j) { return static_cast<int>(s[j]); };
-  BlockMmaArg a{s[0], {i(1), i(2), i(3), i(4), i(5), i(6), s[7] != 0, s[7] >= 2, s[7] >= 3, s[7] == 4}, {}};
+  LG_CHECK(s[7] >= 0 && s[7] <= 5, "BLOCK_MMA arg: main loop kind ", s[7]);
+  BlockMmaArg a{
+      s[0],
+      {i(1), i(2), i(3), i(4), i(5), i(6), s[7] != 0, s[7] >= 2, s[7] >= 3, s[7] == 4, s[7] == 5 ? 2 : 1},
+      {}};
   for (size_t j = 8; j < s.size(); j += 4) a.products.push_back({s[j], s[j + 1], s[j + 2], s[j + 3]});
   return a;
 }
@@ -199,8 +207,8 @@ std::vector<GpuTensorMap> block_mma_tensor_maps(const Node& n) {
     const size_t s = kBlockMmaThreadSources + p * kBlockMmaProductSources;
     maps.push_back(
         {n.src[s]->get_arg<int64_t>(), x.a_k == 1 ? x.a_m : x.a_k, x.a_k == 1 ? arg.tiling.bm : 64});
-    maps.push_back(
-        {n.src[s + 2]->get_arg<int64_t>(), x.b_k == 1 ? x.b_n : x.b_k, x.b_k == 1 ? arg.tiling.bn : 64});
+    maps.push_back({n.src[s + 2]->get_arg<int64_t>(), x.b_k == 1 ? x.b_n : x.b_k,
+                    x.b_k == 1 ? arg.tiling.bn / arg.tiling.cluster : 64});
   }
   return maps;
 }
@@ -245,6 +253,18 @@ NodeRef apply_block_mma(const NodeRef& ast, int choice, int tiling) {
       check_tma_rows(as[p], M.get(), ks, ms, ksize, "A");
       check_tma_rows(bs[p], N.get(), ks, ns, ksize, "B");
     }
+
+  // A cluster's blocks are consecutive blocks b (block_mma.h): consecutive block rows of one block
+  // column while the block matmul's axis is the only grid axis and the rows come in pairs.
+  if (t.cluster > 1) {
+    if ((ms / t.bm) % t.cluster != 0)
+      throw OptError(
+          str("BLOCK_MMA: ", ms / t.bm, " block rows do not pair up into clusters of ", t.cluster));
+    for (const NodeRef& r : axes)
+      if (r != M && r != N && r->get_arg<RangeArg>().type != AxisType::REDUCE && size(r) > 1)
+        throw OptError(
+            "BLOCK_MMA: a cluster tiling with another grid axis (a batch or head) beside the matmul's");
+  }
 
   int64_t next_id = 0;
   for (const Node* n : toposort(ast))

@@ -82,6 +82,7 @@ LaunchDims gpu_launch_dims(const LinearProgram& prog) {
       d.shared_bytes = std::max(d.shared_bytes, block_mma_shared_bytes(t));
       producers = producers || t.specialized;
       d.persistent = d.persistent || t.persistent;
+      d.cluster = std::max<int64_t>(d.cluster, t.cluster);
       if (t.tma && d.tensor_maps.empty()) d.tensor_maps = block_mma_tensor_maps(*n);
     }
     if (n->op == Op::ATTENTION)
@@ -93,6 +94,8 @@ LaunchDims gpu_launch_dims(const LinearProgram& prog) {
   LG_CHECK(d.threads <= kGpuMaxThreads, prog.name, ": ", d.threads, " threads per block (at most ", kGpuMaxThreads, ")");
   d.block[0] = static_cast<uint32_t>(d.threads);
   set_grid(d, prog.name);
+  LG_CHECK(d.cluster == 1 || (d.grid[1] == 1 && d.blocks % d.cluster == 0 && !d.persistent), prog.name, ": ",
+           d.blocks, " blocks do not form clusters of ", d.cluster);
   return d;
 }
 

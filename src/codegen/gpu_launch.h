@@ -26,6 +26,8 @@
 //   A persistent one (`persistent`) is launched with fewer blocks than `blocks`, as many as fit on
 //   the GPU at once (cap_persistent_grid, by the runtime): each block runs the kernel's body for
 //   b = blockIdx.x, blockIdx.x + gridDim.x, ... below `blocks`, in one loop.
+//   A cluster tiling's (`cluster` > 1) blocks run in thread-block clusters of that many consecutive
+//   blocks along x (the kernel declares __cluster_dims__): the grid is 1-D and a multiple of it.
 #include <cstdint>
 #include <vector>
 
@@ -64,6 +66,7 @@ struct LaunchDims {
   int64_t shared_bytes = 0;  // dynamic shared memory per block (a multiple of 16)
   std::vector<GpuTensorMap> tensor_maps;  // per product of its block matmul: A's, then B's
   bool persistent = false;   // the body loops over the blocks; the grid is cap_persistent_grid's
+  int64_t cluster = 1;       // blocks per thread-block cluster (consecutive along x)
 };
 
 // A persistent kernel's grid: min(blocks, resident) blocks along x (resident: how many of its

@@ -252,18 +252,46 @@ template <int BM, int BN, int STAGES> LG_D uint64_t* lg_ws_full(uint16_t* smem) 
   return (uint64_t*)(lg_ws_tiles(smem) + STAGES * (BM + BN) * 64);
 }
 /* Every thread of the block: t 0 initializes the mbarriers (FULL arrivals complete a full[] phase:
-   the producer's threads, or 1 with TMA), all wait for it. */
-template <int BM, int BN, int STAGES, int FULL> LG_D void lg_ws_setup(int t, uint16_t* smem) {
-  constexpr int CONSUMERS = 2 * BM;
+   the producer's threads, or 1 with TMA; an empty[] phase every consumer thread's, or in a cluster
+   of CLUSTER blocks one per consumer warpgroup of each block: lg_ws_release), all wait for it (in
+   a cluster, every block's threads: the others multicast into this block's stages and arrive on
+   its mbarriers). */
+template <int BM, int BN, int STAGES, int FULL, int CLUSTER = 1> LG_D void lg_ws_setup(int t, uint16_t* smem) {
+  constexpr int CONSUMERS = 2 * BM, EMPTY = CLUSTER == 1 ? CONSUMERS : CLUSTER * CONSUMERS / 128;
   uint64_t* const full = lg_ws_full<BM, BN, STAGES>(smem);
   if (t == 0) {
     for (int s = 0; s < STAGES; s++) {
       lg_mbarrier_init(full + s, FULL);
-      lg_mbarrier_init(full + STAGES + s, CONSUMERS);
+      lg_mbarrier_init(full + STAGES + s, EMPTY);
     }
     lg_fence_mbarrier_init();
   }
-  __syncthreads(); /* the mbarriers are initialized before anyone waits on them */
+  /* the mbarriers are initialized before anyone waits on them or arrives */
+  if constexpr (CLUSTER == 1) __syncthreads();
+  else lg_cluster_sync();
+}
+/* A consumer thread's release of a stage (bar: its empty[]): its own arrival, or in a cluster lane
+   0 of warp r of each warpgroup arrives on block r's empty[] once the warpgroup's mmas reading
+   the stage are done (wgmma.wait_group covers the warpgroup's group), since every block's
+   producer multicasts into this block's stage. */
+template <int CLUSTER> LG_D void lg_ws_release(uint64_t* bar) {
+  if constexpr (CLUSTER == 1) {
+    lg_mbarrier_arrive(bar);
+  } else {
+    const int x = (int)(threadIdx.x % 128);
+    if (x % 32 == 0 && x / 32 < CLUSTER) lg_mbarrier_arrive_cluster(bar, (uint32_t)(x / 32));
+  }
+}
+/* A cluster's producer thread before it leaves: waits until every block's consumers released the
+   last STAGES stages, so no arrival from another block is still on its way to this block's
+   mbarriers when it ends (the block's shared memory lives while one of its threads does). */
+template <int BM, int BN, int STAGES> LG_D void lg_ws_drain(int t, uint16_t* smem, lg_ws_pipe pipe) {
+  if (t != 2 * BM) return;
+  uint64_t* const empty = lg_ws_full<BM, BN, STAGES>(smem) + STAGES;
+  for (int i = 0; i < STAGES; i++) {
+    lg_mbarrier_wait_cluster(empty + pipe.stage, pipe.phase ^ 1u);
+    lg_ws_next<STAGES>(pipe);
+  }
 }
 /* A producer thread (t in [2 * BM, 2 * BM + 128)): one product's k tiles into the ring. */
 template <int BM, int BN, int STAGES, bool A_K, bool B_K>
@@ -307,8 +335,12 @@ LG_D void lg_ws_produce(const void* a_ptr, int64_t a_off, int64_t a_ld, const vo
    A tile contiguous along k is one box (64 k by BM or BN rows, from column a_off % a_ld + k0 of
    row a_off / a_ld); one contiguous along m or n is BM / 64 (BN / 64) slabs of 64 x 64, slab j from
    column a_off % a_ld + 64 j of rows a_off / a_ld + k0 on, each 8 KiB in shared memory. The copy
-   engine writes every box with the 128-byte swizzle the wgmma descriptors name. */
-template <int BM, int BN, int STAGES, bool A_K, bool B_K>
+   engine writes every box with the 128-byte swizzle the wgmma descriptors name.
+   In a cluster of CLUSTER blocks (consecutive block rows of one block column: the same B tile),
+   block r copies its A tile and slice r of B's (BN / CLUSTER rows contiguous along k, or slabs
+   r * BN / 64 / CLUSTER.. contiguous along n) into every block of the cluster by multicast: each
+   block's full[s] still expects the whole stage, its A and every block's slice. */
+template <int BM, int BN, int STAGES, bool A_K, bool B_K, int CLUSTER = 1>
 LG_D void lg_ws_produce_tma(const lg_tensor_map* ta, int64_t a_off, int64_t a_ld, const lg_tensor_map* tb, int64_t b_off,
                             int64_t b_ld, int64_t K, int t, uint16_t* smem, lg_ws_pipe& pipe) {
   constexpr int BK = 64, A_TILE = BM * BK, STAGE = (BM + BN) * BK;
@@ -319,7 +351,9 @@ LG_D void lg_ws_produce_tma(const lg_tensor_map* ta, int64_t a_off, int64_t a_ld
   const int a_c = (int)(a_off % a_ld), a_r = (int)(a_off / a_ld), b_c = (int)(b_off % b_ld), b_r = (int)(b_off / b_ld);
   const int tiles_k = (int)(K / BK);
   for (int kt = 0; kt < tiles_k; kt++) {
-    lg_mbarrier_wait(empty + pipe.stage, pipe.phase ^ 1u);
+    /* in a cluster the releases come from every block's consumers */
+    if constexpr (CLUSTER > 1) lg_mbarrier_wait_cluster(empty + pipe.stage, pipe.phase ^ 1u);
+    else lg_mbarrier_wait(empty + pipe.stage, pipe.phase ^ 1u);
     uint64_t* const bar = full + pipe.stage;
     uint16_t* sa = tiles + pipe.stage * STAGE;
     const int k0 = kt * BK;
@@ -330,7 +364,18 @@ LG_D void lg_ws_produce_tma(const lg_tensor_map* ta, int64_t a_off, int64_t a_ld
 #pragma unroll
       for (int j = 0; j < BM / 64; j++) lg_tma_load_2d(sa + j * 64 * 64, ta, a_c + 64 * j, a_r + k0, bar);
     }
-    if constexpr (B_K) {
+    if constexpr (CLUSTER > 1) {
+      constexpr int ROWS = BN / CLUSTER, SLABS = BN / 64 / CLUSTER;
+      const int r = (int)lg_cluster_rank();
+      constexpr uint16_t everyone = (uint16_t)((1u << CLUSTER) - 1);
+      if constexpr (B_K) {
+        lg_tma_load_2d_multicast(sa + A_TILE + r * ROWS * 64, tb, b_c + k0, b_r + r * ROWS, bar, everyone);
+      } else {
+#pragma unroll
+        for (int j = r * SLABS; j < (r + 1) * SLABS; j++)
+          lg_tma_load_2d_multicast(sa + A_TILE + j * 64 * 64, tb, b_c + 64 * j, b_r + k0, bar, everyone);
+      }
+    } else if constexpr (B_K) {
       lg_tma_load_2d(sa + A_TILE, tb, b_c + k0, b_r, bar);
     } else {
 #pragma unroll
@@ -341,8 +386,8 @@ LG_D void lg_ws_produce_tma(const lg_tensor_map* ta, int64_t a_off, int64_t a_ld
 }
 /* A consumer thread (warp wm, t < 2 * BM): one product's mmas into acc (zeroed first when `first`),
    in lg_block_wgmma's accumulator layout. SLABS: tiles contiguous along m or n as TMA writes them
-   (lg_wgmma_stage). */
-template <int BM, int BN, int STAGES, bool A_K, bool B_K, bool BF16, bool SLABS>
+   (lg_wgmma_stage). CLUSTER: the stages are released as lg_ws_release says. */
+template <int BM, int BN, int STAGES, bool A_K, bool B_K, bool BF16, bool SLABS, int CLUSTER = 1>
 LG_D void lg_ws_consume(int64_t K, int wm, bool first, uint16_t* smem, lg_mma_f32x4 (&acc)[1][BN / 8], lg_ws_pipe& pipe) {
   constexpr int BK = 64, STAGE = (BM + BN) * BK;
   static_assert(BM % 64 == 0 && (BN == 128 || BN == 256), "warpgroups of 64 rows, wgmma n of 128 or 256");
@@ -360,23 +405,27 @@ LG_D void lg_ws_consume(int64_t K, int wm, bool first, uint16_t* smem, lg_mma_f3
     lg_mbarrier_wait(full + pipe.stage, pipe.phase);
     lg_wgmma_stage<BM, BN, A_K, B_K, BF16, SLABS>(d, tiles + pipe.stage * STAGE, wm / 4);
     lg_wgmma_wait<1>(); /* the previous tile's group is done */
-    if (before >= 0) lg_mbarrier_arrive(empty + before);
+    if (before >= 0) lg_ws_release<CLUSTER>(empty + before);
     before = pipe.stage;
     lg_ws_next<STAGES>(pipe);
   }
   lg_wgmma_wait<0>();
-  if (before >= 0) lg_mbarrier_arrive(empty + before);
+  if (before >= 0) lg_ws_release<CLUSTER>(empty + before);
 }
 )BMMA";
 
 namespace {
+
+// A cluster tiling's last template argument (the main loop's functions default it to 1).
+std::string cluster_param(const BlockMmaTiling& g) { return g.cluster > 1 ? str(", ", g.cluster) : ""; }
 
 // A specialized tiling's ring state and mbarriers: a thread's `pipe` (zero: the first stage, the
 // first round) and lg_ws_setup, which every thread of the block runs once.
 std::string specialized_setup(const BlockMmaTiling& g, const std::string& pipe, const std::string& t,
                               const std::string& smem) {
   return str("lg_ws_pipe ", pipe, "{0, 0u};\nlg_ws_setup<", g.bm, ", ", g.bn, ", ", g.stages, ", ",
-             g.tma ? 1 : kBlockMmaProducerThreads, ">((int)", t, ", (uint16_t*)", smem, ");");
+             g.tma ? 1 : kBlockMmaProducerThreads, cluster_param(g), ">((int)", t, ", (uint16_t*)", smem,
+             ");");
 }
 
 // A warp-specialized tiling's calls: the setup, the producer's loop over the products (then it
@@ -403,16 +452,18 @@ std::string specialized_calls(const BlockMmaArg& arg, DType input, const std::st
     const std::string layout = str(shape, ", ", a_k ? "true" : "false", ", ", b_k ? "true" : "false");
     // A TMA tiling reads through the tensor maps LaunchDims::tensor_maps lists: A's, B's per product.
     if (g.tma)
-      out += str("\n  lg_ws_produce_tma<", layout, ">(&lg_tmap", 2 * p, ", ", o.a_off, ", ", a_ld,
-                 "ll, &lg_tmap", 2 * p + 1, ", ", o.b_off, ", ", b_ld, "ll, ", arg.k, "ll, (int)", t, ", ",
-                 sm, ", ", pipe, ");");
+      out += str("\n  lg_ws_produce_tma<", layout, cluster_param(g), ">(&lg_tmap", 2 * p, ", ", o.a_off, ", ",
+                 a_ld, "ll, &lg_tmap", 2 * p + 1, ", ", o.b_off, ", ", b_ld, "ll, ", arg.k, "ll, (int)", t,
+                 ", ", sm, ", ", pipe, ");");
     else
       out += str("\n  lg_ws_produce<", layout, ">(", o.a, ", ", o.a_off, ", ", a_ld, "ll, ", o.b, ", ",
                  o.b_off, ", ", b_ld, "ll, ", arg.k, "ll, (int)", t, ", ", sm, ", ", pipe, ");");
     consume += str("\nlg_ws_consume<", layout, ", ", input == dtypes::bfloat16 ? "true" : "false", ", ",
-                   g.tma ? "true" : "false", ">(", arg.k, "ll, (int)", wm, ", ", p == 0 ? "true" : "false",
-                   ", ", sm, ", ", acc, ", ", pipe, ");");
+                   g.tma ? "true" : "false", cluster_param(g), ">(", arg.k, "ll, (int)", wm, ", ",
+                   p == 0 ? "true" : "false", ", ", sm, ", ", acc, ", ", pipe, ");");
   }
+  // A cluster's producer waits for the last releases (lg_ws_drain) before it leaves.
+  if (g.cluster > 1) out += str("\n  lg_ws_drain<", shape, ">((int)", t, ", ", sm, ", ", pipe, ");");
   return out + (g.persistent ? "\n  continue;\n}" : "\n  return;\n}") + consume;
 }
 

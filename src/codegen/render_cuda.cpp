@@ -128,10 +128,43 @@ __device__ __forceinline__ void lg_tma_load_2d(void* dst, const lg_tensor_map* m
   asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];"
                ::"r"(lg_smem_address(dst)), "l"(map), "r"(c0), "r"(c1), "r"(lg_smem_address(bar)) : "memory");
 }
+/* Thread-block clusters (sm_90; a cluster block matmul, codegen/block_mma.h): this block's rank in
+   its cluster; a barrier of every thread of the cluster (each block's writes before it, its
+   mbarrier inits included, are seen by the others' threads after it); an arrival on the mbarrier
+   at bar's offset in the shared memory of block `rank` (mapa: that block's address of it); a TMA
+   copy whose box lands at dst's offset in every block of `mask` (bit r: block r), each block's
+   share of the bytes completed on its mbarrier at bar's offset. */
+__device__ __forceinline__ uint32_t lg_cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+__device__ __forceinline__ void lg_cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void lg_mbarrier_arrive_cluster(uint64_t* bar, uint32_t rank) {
+  asm volatile("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, %0, %1;\nmbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra];\n}\n"
+               ::"r"(lg_smem_address(bar)), "r"(rank) : "memory");
+}
+__device__ __forceinline__ void lg_tma_load_2d_multicast(void* dst, const lg_tensor_map* map, int c0, int c1, uint64_t* bar,
+                                                         uint16_t mask) {
+  asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+               " [%0], [%1, {%2, %3}], [%4], %5;"
+               ::"r"(lg_smem_address(dst)), "l"(map), "r"(c0), "r"(c1), "r"(lg_smem_address(bar)), "h"(mask) : "memory");
+}
 __device__ __forceinline__ void lg_mbarrier_wait(uint64_t* bar, uint32_t parity) {
   uint32_t done;
   do {
     asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
+                 : "=r"(done) : "r"(lg_smem_address(bar)), "r"(parity) : "memory");
+  } while (!done);
+}
+/* The same wait at cluster scope: it acquires what threads of other blocks of the cluster released
+   with their arrivals (lg_mbarrier_arrive_cluster). */
+__device__ __forceinline__ void lg_mbarrier_wait_cluster(uint64_t* bar, uint32_t parity) {
+  uint32_t done;
+  do {
+    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
                  : "=r"(done) : "r"(lg_smem_address(bar)), "r"(parity) : "memory");
   } while (!done);
 }

@@ -116,7 +116,10 @@ class GpuWriter {
     for (const NodeRef& n : p_.ops)  // the hand-written kernel's functions, for its inputs' dtype
       if (n->op == Op::ATTENTION) out_ += attention_cuda_source(n->src[2]->dtype.base());
     out_ += "/* " + p_.name + " */\n";
-    out_ += str("extern \"C\" __global__ void __launch_bounds__(", dims_.threads, ") lg_kernel(", params, ") {\n");
+    // A cluster tiling's clusters (codegen/gpu_launch.h) are the kernel's own: a plain launch makes them.
+    const std::string cluster = dims_.cluster > 1 ? str(" __cluster_dims__(", dims_.cluster, ", 1, 1)") : "";
+    out_ += str("extern \"C\" __global__ void __launch_bounds__(", dims_.threads, ")", cluster, " lg_kernel(",
+                params, ") {\n");
     if (dims_.persistent) return run_persistent();
     line("const int64_t lg_b = (int64_t)blockIdx.x + (int64_t)blockIdx.y * (int64_t)gridDim.x;");
     line("const int64_t lg_t = (int64_t)threadIdx.x;");

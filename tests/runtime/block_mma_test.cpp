@@ -321,6 +321,56 @@ TEST_F(BlockMma, ThePersistentTilingWalksSeveralTilesPerBlockAsEmulatedCuda) {
   EXPECT_NE(src.find("continue;", loop), std::string::npos);
 }
 
+// Tiling 15: tiling 13 in clusters of 2 blocks, neighbouring block rows of one block column: each
+// block copies its A tile and half of the B tile they share, that half by TMA multicast into both
+// blocks, and a stage is free again once both blocks' consumer warpgroups released it (one
+// arrival per warpgroup on each block's empty[]). The emulation runs a cluster's 768 threads
+// together, each block with its own shared memory: a multicast lands in both, an arrival reaches
+// the other block's mbarrier through mapa, a block's bytes may land before its producer expects
+// them, and an arrival or copy into a block that has ended is a protocol error (so a producer
+// that leaves before the other block's last releases fails). One cluster with 6 k tiles in 4
+// stages in all four layouts, then 4 clusters (groups of 4 block rows) with 9 k tiles.
+TEST_F(BlockMma, TheClusterTilingSharesBsTileByMulticastAsEmulatedCuda) {
+  for (bool a_t : {false, true})
+    for (bool b_t : {false, true}) {
+      Matmul pair{1, 256, 256, 384, dtypes::bfloat16, false, a_t, b_t};
+      std::vector<float> got = run_block(pair, 15, Run::EmulatedCuda);
+      expect_close(got, reference(pair), 1e-6, label(pair));
+      EXPECT_EQ(got, run_block(pair, 15, Run::CProgram)) << label(pair);
+    }
+  Matmul many{1, 512, 512, 576, dtypes::float16, true, true, false};
+  expect_close(run_block(many, 15, Run::EmulatedCuda), reference(many), 2.0 / 1024, label(many));
+  // the launch: clusters of 2 blocks; B's K-major box is the half each block multicasts
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, dtypes::bfloat16, false, false, true}));
+  LinearProgram p = lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, 15}});
+  LaunchDims d = gpu_launch_dims(p);
+  EXPECT_EQ(d.cluster, 2);
+  EXPECT_EQ(d.blocks, 2);
+  EXPECT_EQ(d.threads, 384);
+  EXPECT_FALSE(d.persistent);
+  EXPECT_EQ(d.tensor_maps, (std::vector<GpuTensorMap>{{1, 128, 128}, {2, 128, 128}}));
+  EXPECT_EQ(gpu_launch_dims(lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, 13}})).cluster, 1);
+  std::string src = CudaRenderer().render(p);
+  for (const char* part :
+       {"__launch_bounds__(384) __cluster_dims__(2, 1, 1) lg_kernel(", "lg_ws_setup<128, 256, 4, 1, 2>(",
+        "lg_ws_produce_tma<128, 256, 4, true, true, 2>(", "lg_ws_drain<128, 256, 4>(",
+        "lg_ws_consume<128, 256, 4, true, true, true, true, 2>("})
+    EXPECT_NE(src.find(part), std::string::npos) << part << "\n" << src;
+  // refused: block rows that do not pair up, and a grid axis beside the matmul's (a batch)
+  auto refuses = [](const Matmul& c, const std::string& why) {
+    NodeRef k = kernel_of(c);
+    try {
+      apply_block_mma(k, 0, 15);
+      ADD_FAILURE() << "tiling 15 took " << label(c);
+    } catch (const OptError& e) {
+      EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
+    }
+    EXPECT_NO_THROW(apply_block_mma(k, 0, 13)) << label(c);
+  };
+  refuses({1, 384, 256, 128, dtypes::bfloat16}, "3 block rows do not pair up into clusters of 2");
+  refuses({2, 256, 256, 128, dtypes::bfloat16}, "another grid axis");
+}
+
 // TMA reads a buffer as rows of ld elements; an operand whose tiles cross those rows (an (M, K)
 // view 8 elements into a flat buffer) is refused, while the cp.async tilings take it.
 TEST_F(BlockMma, TheTmaTilingRefusesTilesAcrossRows) {
@@ -360,7 +410,8 @@ TEST_F(BlockMma, TheLaunchCarriesEachTilingsSharedMemory) {
                           64 << 10,
                           (192 + 1) << 10,
                           (128 + 1) << 10,
-                          ((192 + 1) << 10) + 4 * 16,  // 12, 13, 14: and 4 stages' full and empty mbarriers
+                          ((192 + 1) << 10) + 4 * 16,  // 12-15: and 4 stages' full and empty mbarriers
+                          ((192 + 1) << 10) + 4 * 16,
                           ((192 + 1) << 10) + 4 * 16,
                           ((192 + 1) << 10) + 4 * 16};
   ASSERT_EQ(block_mma_tilings().size(), std::size(want));
@@ -567,14 +618,14 @@ TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
   for (DType t : {dtypes::bfloat16, dtypes::float16})
     for (bool a_t : {false, true}) {
       Schedule nt = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, t, false, a_t, !a_t}));
-      for (int tiling : {10, 11, 12, 13, 14}) {
+      for (int tiling : {10, 11, 12, 13, 14, 15}) {
         SCOPED_TRACE(str(name(t), " tiling ", tiling, a_t ? " a^T @ b" : " a @ W^T"));
         std::string src = CudaRenderer().render(lower_kernel(nt.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, tiling}}));
         std::vector<uint8_t> cubin = NvrtcCompiler("sm_90a").compile(src);
         EXPECT_EQ(std::string(cubin.begin(), cubin.begin() + 4), "\x7f" "ELF");
         std::vector<uint8_t> ptx = NvrtcCompiler("compute_90a").compile(src);
         std::string text(ptx.begin(), ptx.end());
-        // tilings 13 and 14 copy by TMA (no generic-proxy writes to fence), the others by cp.async
+        // tilings 13-15 copy by TMA (no generic-proxy writes to fence), the others by cp.async
         std::vector<std::string> insns{str("wgmma.mma_async.sync.aligned.m64n", tiling == 11 ? 128 : 256,
                                            "k16.f32.", t == dtypes::bfloat16 ? "bf16" : "f16"),
                                        a_t ? "p, 1, 1, 1, 1;" : "p, 1, 1, 0, 0;", "wgmma.fence.sync.aligned",
@@ -588,9 +639,22 @@ TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
         for (const std::string& insn : insns) EXPECT_NE(text.find(insn), std::string::npos) << insn;
         if (tiling < 12) continue;
         // the warp-specialized one's hand-over through mbarriers, and its 384 threads
-        for (const char* insn :
-             {"mbarrier.init.shared::cta.b64", "fence.mbarrier_init.release.cluster",
-              "mbarrier.arrive.shared::cta.b64", "mbarrier.try_wait.parity.shared::cta.b64", ".maxntid 384"})
+        for (const char* insn : {"mbarrier.init.shared::cta.b64", "fence.mbarrier_init.release.cluster",
+                                 "mbarrier.try_wait.parity.shared::cta.b64", ".maxntid 384"})
+          EXPECT_NE(text.find(insn), std::string::npos) << insn;
+        // the cluster's: its 2 blocks, their barrier, B's half multicast into both, the releases
+        // reaching the other block's mbarriers
+        std::vector<std::string> own{"mbarrier.arrive.shared::cta.b64"},
+            cluster{".maxntid 384, 1, 1\n.explicitcluster\n.reqnctapercluster 2, 1, 1",
+                    "%cluster_ctarank",
+                    "barrier.cluster.arrive.release.aligned",
+                    "barrier.cluster.wait.acquire.aligned",
+                    "mapa.shared::cluster.u32",
+                    "mbarrier.arrive.release.cluster.shared::cluster.b64",
+                    "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64",
+                    "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::"
+                    "cluster"};
+        for (const std::string& insn : tiling == 15 ? cluster : own)
           EXPECT_NE(text.find(insn), std::string::npos) << insn;
       }
     }

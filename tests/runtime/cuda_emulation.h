@@ -12,8 +12,13 @@
 // the host C++ compiler into a shared object, and each block runs as block[0] fibers (ucontext) on
 // the calling thread, one block after another (so static storage is the block's shared memory):
 // each fiber runs to its next __syncthreads (where it waits for the block's other unfinished
-// threads) or failed mbarrier wait (where it tries again next round), then the next fiber,
-// thread 0 first; a round in which no thread moves is a deadlock, reported as a broken protocol.
+// threads), failed mbarrier wait (where it tries again next round) or mbarrier arrival (where it
+// lets the threads behind it run first), then the next fiber, thread 0 first; a round in which no
+// thread moves is a deadlock, reported as a broken protocol. A wgmma.wait_group returns once all
+// 128 threads of the warpgroup are at it. A kernel declaring thread-block clusters runs one
+// cluster at a time, its blocks' fibers together, each block with its own dynamic shared memory
+// (static storage is then the cluster's: the cluster block matmul has none), the second block
+// started once the first can no longer move alone.
 // Slow (every emulated mma.sync and ldmatrix is two barriers) and only for small kernels.
 #include <string>
 #include <vector>
