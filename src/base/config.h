@@ -26,9 +26,10 @@
 //           ldmatrix, a hand-written main loop) where a matmul's shape and layout allow (default),
 //           0 off: Opt TC alone (codegen/block_mma.h)
 //   BLOCK_MMA_TILE  n >= 0: every block matmul uses tiling n of block_mma_tilings() where its
-//           shape, layout and the target allow, the others the heuristic's (4..15 need more than
-//           48 KiB of shared memory; 10..15 are wgmma main loops, sm_90a, 12 warp-specialized, 13
-//           that with TMA, 14 that persistent, 15 that in clusters of 2), -1 the heuristic's (default)
+//           shape, layout and the target allow, the others the heuristic's (4..16 need more than
+//           48 KiB of shared memory; 10..16 are wgmma main loops, sm_90a, 12 warp-specialized, 13
+//           that with TMA, 14 that persistent, 15 that in clusters of 2, 16 those persistent), -1
+//           the heuristic's (default)
 //   SMEM    1 shared-memory staging of tensor-core matmul tiles, 0 off (default: slower than
 //           unstaged on an H200 as it stands, docs/gpu.md) (codegen/smem.h)
 //   FLASH_ATTENTION  1: the Llama model's attention is one fused op (Tensor::flash_attention: no

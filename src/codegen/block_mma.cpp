@@ -152,6 +152,7 @@ const std::vector<BlockMmaTiling>& block_mma_tilings() {
       {128, 256, 64, 8, 1, 4, true, true, true},
       {128, 256, 64, 8, 1, 4, true, true, true, true},
       {128, 256, 64, 8, 1, 4, true, true, true, false, 2},
+      {128, 256, 64, 8, 1, 4, true, true, true, true, 2},
   };
   return t;
 }
@@ -167,11 +168,11 @@ int64_t block_mma_shared_bytes(const BlockMmaTiling& t) {
 
 namespace {
 // The main loop's kind in BLOCK_MMA's arg: 0 mma.sync, 1 wgmma, 2 warp-specialized, 3 with TMA,
-// 4 that persistent, 5 that in clusters of 2.
+// 4 that persistent, 5 with TMA in clusters of 2, 6 that persistent.
 int64_t main_loop_kind(const BlockMmaTiling& t) {
-  LG_CHECK(t.cluster == 1 || (t.cluster == 2 && t.tma && !t.persistent), "BLOCK_MMA: clusters of ", t.cluster,
-           " blocks (only 2, and only for a TMA tiling that is not persistent)");
-  if (t.cluster == 2) return 5;
+  LG_CHECK(t.cluster == 1 || (t.cluster == 2 && t.tma), "BLOCK_MMA: clusters of ", t.cluster,
+           " blocks (only 2, and only for a TMA tiling)");
+  if (t.cluster == 2) return t.persistent ? 6 : 5;
   if (t.persistent) return 4;
   if (t.tma) return 3;
   if (t.specialized) return 2;
@@ -189,11 +190,11 @@ Shape BlockMmaArg::to_shape() const {
 BlockMmaArg BlockMmaArg::from_shape(const Shape& s) {
   LG_CHECK(s.size() >= 12 && (s.size() - 8) % 4 == 0, "BLOCK_MMA arg of ", s.size(), " numbers");
   auto i = [&](int j) { return static_cast<int>(s[j]); };
-  LG_CHECK(s[7] >= 0 && s[7] <= 5, "BLOCK_MMA arg: main loop kind ", s[7]);
-  BlockMmaArg a{
-      s[0],
-      {i(1), i(2), i(3), i(4), i(5), i(6), s[7] != 0, s[7] >= 2, s[7] >= 3, s[7] == 4, s[7] == 5 ? 2 : 1},
-      {}};
+  LG_CHECK(s[7] >= 0 && s[7] <= 6, "BLOCK_MMA arg: main loop kind ", s[7]);
+  BlockMmaArg a{s[0],
+                {i(1), i(2), i(3), i(4), i(5), i(6), s[7] != 0, s[7] >= 2, s[7] >= 3, s[7] == 4 || s[7] == 6,
+                 s[7] >= 5 ? 2 : 1},
+                {}};
   for (size_t j = 8; j < s.size(); j += 4) a.products.push_back({s[j], s[j + 1], s[j + 2], s[j + 3]});
   return a;
 }

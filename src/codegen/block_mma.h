@@ -56,12 +56,13 @@ namespace lg {
 // mbarriers and both sides' place in the ring of stages carry over from tile to tile, so the
 // producer copies the next tile's stages while the consumers store this tile's outputs, and no
 // block starts with an empty pipeline.
-// cluster (tma only, not persistent): blocks run in thread-block clusters of `cluster` blocks
+// cluster (tma only): blocks run in thread-block clusters of `cluster` blocks
 // (sm_90's __cluster_dims__) that hold neighbouring block rows of one block column, so they share
 // B's tile: block r of a cluster copies slice r of it (BN / cluster rows of B) by TMA multicast into
 // every block of the cluster, and a stage is free again only once every block's consumers are done
 // with it (they arrive on each block's `empty` mbarrier). Each block reads its A tile and
-// 1 / cluster of B's from L2 instead of all of B's.
+// 1 / cluster of B's from L2 instead of all of B's. Persistent too: the grid is whole clusters, and
+// a cluster's blocks walk the tile pairs b, b + grid, ... together.
 struct BlockMmaTiling {
   int bm, bn, bk, warps_m, warps_n, stages;
   bool wgmma = false;
@@ -91,7 +92,7 @@ int64_t block_mma_shared_bytes(const BlockMmaTiling& t);
 // 128 x 128 (two of 64 x 128: 129 KiB). Then 12, the 128 x 256 wgmma tiling warp-specialized: a
 // producer warpgroup copies all 4 stages ahead while the two consumer warpgroups compute; and 13,
 // the same with its copies by TMA; 14, tiling 13 persistent; 15, tiling 13 in clusters of 2 blocks
-// that share B's tile (TMA multicast). A TMA tiling takes only operands
+// that share B's tile (TMA multicast); 16, tiling 15 persistent. A TMA tiling takes only operands
 // whose rows the tensor map can describe: each tile lies within one row of ld elements of its
 // buffer (every offset term along the strided axes a multiple of ld, and the contiguous extent
 // plus the constant offset's column at most ld). A cluster tiling takes only kernels whose one grid
@@ -107,7 +108,7 @@ struct BlockMmaProduct {
 
 // BLOCK_MMA's arg (a Shape): K, the tiling (bm, bn, bk, warps_m, warps_n, stages, then 0 for
 // mma.sync, 1 for wgmma, 2 for warp-specialized wgmma, 3 for that with TMA, 4 for that persistent,
-// 5 for that with TMA in clusters of 2),
+// 5 for that with TMA in clusters of 2, 6 for that persistent),
 // then a_m, a_k, b_n, b_k of each product.
 struct BlockMmaArg {
   int64_t k;

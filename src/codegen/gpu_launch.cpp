@@ -29,7 +29,9 @@ void set_grid(LaunchDims& d, const std::string& name) {
 void cap_persistent_grid(LaunchDims& d, int64_t resident) {
   if (!d.persistent) return;
   LG_CHECK(resident >= 1, "a persistent kernel with ", resident, " resident blocks");
-  d.grid[0] = static_cast<uint32_t>(std::min(d.blocks, std::min(resident, int64_t{1} << 30)));
+  // whole clusters: a cluster's blocks walk neighbouring tiles together (codegen/block_mma.h)
+  const int64_t blocks = std::min(d.blocks, std::min(resident, int64_t{1} << 30));
+  d.grid[0] = static_cast<uint32_t>(std::max(blocks / d.cluster, int64_t{1}) * d.cluster);
   d.grid[1] = d.grid[2] = 1;
   d.grid_padded = false;
 }
@@ -94,8 +96,8 @@ LaunchDims gpu_launch_dims(const LinearProgram& prog) {
   LG_CHECK(d.threads <= kGpuMaxThreads, prog.name, ": ", d.threads, " threads per block (at most ", kGpuMaxThreads, ")");
   d.block[0] = static_cast<uint32_t>(d.threads);
   set_grid(d, prog.name);
-  LG_CHECK(d.cluster == 1 || (d.grid[1] == 1 && d.blocks % d.cluster == 0 && !d.persistent), prog.name, ": ",
-           d.blocks, " blocks do not form clusters of ", d.cluster);
+  LG_CHECK(d.cluster == 1 || (d.grid[1] == 1 && d.blocks % d.cluster == 0), prog.name, ": ", d.blocks,
+           " blocks do not form clusters of ", d.cluster);
   return d;
 }
 

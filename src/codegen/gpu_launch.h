@@ -27,7 +27,8 @@
 //   the GPU at once (cap_persistent_grid, by the runtime): each block runs the kernel's body for
 //   b = blockIdx.x, blockIdx.x + gridDim.x, ... below `blocks`, in one loop.
 //   A cluster tiling's (`cluster` > 1) blocks run in thread-block clusters of that many consecutive
-//   blocks along x (the kernel declares __cluster_dims__): the grid is 1-D and a multiple of it.
+//   blocks along x (the kernel declares __cluster_dims__): the grid is 1-D and a multiple of it
+//   (a persistent one's too: cap_persistent_grid keeps whole clusters).
 #include <cstdint>
 #include <vector>
 
@@ -70,7 +71,8 @@ struct LaunchDims {
 };
 
 // A persistent kernel's grid: min(blocks, resident) blocks along x (resident: how many of its
-// blocks the GPU runs at once, at least 1). Leaves any other kernel as it is.
+// blocks the GPU runs at once, at least 1), rounded down to whole clusters (at least one). Leaves
+// any other kernel as it is.
 void cap_persistent_grid(LaunchDims& d, int64_t resident);
 
 // Dynamic shared memory past this needs the kernel's limit raised (cuFuncSetAttribute).

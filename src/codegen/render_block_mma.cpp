@@ -462,8 +462,10 @@ std::string specialized_calls(const BlockMmaArg& arg, DType input, const std::st
                    g.tma ? "true" : "false", cluster_param(g), ">(", arg.k, "ll, (int)", wm, ", ",
                    p == 0 ? "true" : "false", ", ", sm, ", ", acc, ", ", pipe, ");");
   }
-  // A cluster's producer waits for the last releases (lg_ws_drain) before it leaves.
-  if (g.cluster > 1) out += str("\n  lg_ws_drain<", shape, ">((int)", t, ", ", sm, ", ", pipe, ");");
+  // A cluster's producer waits for the last releases (lg_ws_drain) before it leaves (a persistent
+  // one after its last tile: block_mma_persistent_teardown).
+  if (g.cluster > 1 && !g.persistent)
+    out += str("\n  lg_ws_drain<", shape, ">((int)", t, ", ", sm, ", ", pipe, ");");
   return out + (g.persistent ? "\n  continue;\n}" : "\n  return;\n}") + consume;
 }
 
@@ -472,6 +474,15 @@ std::string specialized_calls(const BlockMmaArg& arg, DType input, const std::st
 std::string block_mma_persistent_setup(const BlockMmaArg& arg, const std::string& t, const std::string& smem) {
   LG_CHECK(arg.tiling.persistent, "BLOCK_MMA: the persistent setup of a tiling that is not persistent");
   return specialized_setup(arg.tiling, kBlockMmaPersistentPipe, t, smem);
+}
+
+std::string block_mma_persistent_teardown(const BlockMmaArg& arg, const std::string& t,
+                                          const std::string& smem) {
+  const BlockMmaTiling& g = arg.tiling;
+  LG_CHECK(g.persistent, "BLOCK_MMA: the persistent teardown of a tiling that is not persistent");
+  if (g.cluster == 1) return "";
+  return str("lg_ws_drain<", g.bm, ", ", g.bn, ", ", g.stages, ">((int)", t, ", (uint16_t*)", smem, ", ",
+             kBlockMmaPersistentPipe, ");");
 }
 
 std::string block_mma_call(const BlockMmaArg& arg, DType input, const std::string& acc,

@@ -62,5 +62,9 @@ std::string block_mma_call(const BlockMmaArg& arg, DType input, const std::strin
 // (lg_ws_setup, run by every thread of the block).
 inline constexpr const char* kBlockMmaPersistentPipe = "lg_pipe";
 std::string block_mma_persistent_setup(const BlockMmaArg& arg, const std::string& t, const std::string& smem);
+// What a persistent tiling's kernel runs after its loop over the tiles: in clusters, the producer
+// thread's wait for the last releases (lg_ws_drain); else nothing.
+std::string block_mma_persistent_teardown(const BlockMmaArg& arg, const std::string& t,
+                                          const std::string& smem);
 
 }  // namespace lg

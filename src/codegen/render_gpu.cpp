@@ -136,12 +136,15 @@ class GpuWriter {
     LG_CHECK(mma != p_.ops.end(), p_.name, ": a persistent kernel without a block matmul");
     line("const int64_t lg_t = (int64_t)threadIdx.x;");
     line(str("LG_DYNAMIC_SHARED(lg_dsmem); /* ", dims_.shared_bytes, " bytes */"));
-    lines(block_mma_persistent_setup(BlockMmaArg::from_shape((*mma)->get_arg<Shape>()), "lg_t", "lg_dsmem"));
+    const BlockMmaArg arg = BlockMmaArg::from_shape((*mma)->get_arg<Shape>());
+    lines(block_mma_persistent_setup(arg, "lg_t", "lg_dsmem"));
     line(str("for (int64_t lg_b = (int64_t)blockIdx.x; lg_b < ", dims_.blocks, "ll; lg_b += (int64_t)gridDim.x) {"));
     depth_++;
     for (const NodeRef& n : p_.ops) emit(*n);
     depth_--;
     line("}");
+    const std::string teardown = block_mma_persistent_teardown(arg, "lg_t", "lg_dsmem");
+    if (!teardown.empty()) lines(teardown);
     return out_ + "}\n";
   }
 

@@ -260,14 +260,27 @@ class CudaProgram : public Program {
                "cuFuncSetAttribute");
   }
 
-  // A persistent kernel (codegen/gpu_launch.h) gets as many blocks as run at once: every SM's.
+  // A persistent kernel (codegen/gpu_launch.h) gets as many blocks as run at once: every SM's. In
+  // clusters, as many clusters as the GPU places at once (its SMs come in groups, GPCs, that may
+  // not all hold a whole number of clusters: a cluster that waits for a free place would start
+  // its walk over the tiles only when another ends its own).
   void size_persistent_grid() {
     if (!dims_.persistent) return;
     int per_sm = 0;
     cu_check(cuda_api().cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn_, static_cast<int>(dims_.threads),
                                                                     static_cast<size_t>(dims_.shared_bytes)),
              "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-    cap_persistent_grid(dims_, int64_t{c_.sms} * std::max(per_sm, 1));
+    int64_t resident = int64_t{c_.sms} * std::max(per_sm, 1);
+    if (dims_.cluster > 1) {
+      const CuLaunchConfig config{
+          dims_.grid[0], 1,       1, dims_.block[0], 1, 1, static_cast<unsigned>(dims_.shared_bytes),
+          nullptr,       nullptr, 0};
+      int clusters = 0;
+      cu_check(cuda_api().cuOccupancyMaxActiveClusters(&clusters, fn_, &config),
+               "cuOccupancyMaxActiveClusters");
+      resident = int64_t{std::max(clusters, 1)} * dims_.cluster;
+    }
+    cap_persistent_grid(dims_, resident);
   }
 
   CudaContext c_;

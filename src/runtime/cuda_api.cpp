@@ -48,6 +48,7 @@ const Loaded& loaded() {
       d.bind(a.cuFuncGetAttribute, "cuFuncGetAttribute");
       d.bind(a.cuFuncSetAttribute, "cuFuncSetAttribute");
       d.bind(a.cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+      d.bind(a.cuOccupancyMaxActiveClusters, "cuOccupancyMaxActiveClusters");
       d.bind(a.cuLaunchKernel, "cuLaunchKernel");
       d.bind(a.cuStreamCreate, "cuStreamCreate");
       d.bind(a.cuStreamSynchronize, "cuStreamSynchronize");

@@ -28,6 +28,15 @@ inline constexpr int kCuFuncAttrMaxDynamicSharedSizeBytes = 8;  // most dynamic 
 inline constexpr int kCuErrorOutOfMemory = 2;
 inline constexpr int kCuErrorStubLibrary = 34;
 
+// CUlaunchConfig (cuda.h), for cuOccupancyMaxActiveClusters: lazygrad passes no attributes (a
+// cluster kernel's __cluster_dims__ gives its cluster).
+struct CuLaunchConfig {
+  unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+  CUstream stream;
+  void* attrs;
+  unsigned num_attrs;
+};
+
 struct CudaApi {
   int (*cuInit)(unsigned);
   int (*cuGetErrorName)(int, const char**);
@@ -51,6 +60,8 @@ struct CudaApi {
   int (*cuFuncSetAttribute)(CUfunction, int, int);
   // (numBlocks, func, blockSize, dynamicSMemSize): how many blocks of func fit on one SM at once.
   int (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t);
+  // (numClusters, func, config): how many clusters of func the whole GPU runs at once.
+  int (*cuOccupancyMaxActiveClusters)(int*, CUfunction, const CuLaunchConfig*);
   int (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
                         void**, void**);
   int (*cuStreamCreate)(CUstream*, unsigned);

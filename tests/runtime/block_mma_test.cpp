@@ -371,6 +371,49 @@ TEST_F(BlockMma, TheClusterTilingSharesBsTileByMulticastAsEmulatedCuda) {
   refuses({2, 256, 256, 128, dtypes::bfloat16}, "another grid axis");
 }
 
+// Tiling 16: tiling 15 persistent. The grid is whole clusters (the emulation's 3 resident clusters
+// of 2), each walking tile pairs in step; the producer thread drains the releases once, after its
+// last tile (a drain per tile would idle the producer through every epilogue).
+TEST_F(BlockMma, ThePersistentClusterTilingWalksTilePairsAsEmulatedCuda) {
+  for (bool a_t : {false, true})
+    for (bool b_t : {false, true}) {
+      Matmul pair{1, 256, 256, 384, dtypes::bfloat16, false, a_t, b_t};  // one pair of tiles
+      std::vector<float> got = run_block(pair, 16, Run::EmulatedCuda);
+      expect_close(got, reference(pair), 1e-6, label(pair));
+      EXPECT_EQ(got, run_block(pair, 16, Run::CProgram)) << label(pair);
+    }
+  for (bool b_t : {false, true}) {
+    Matmul many{1, 1024, 512, 128, dtypes::bfloat16, false, false, b_t};  // 8 pairs on 3 clusters: 3, 3, 2
+    std::vector<float> got = run_block(many, 16, Run::EmulatedCuda);
+    expect_close(got, reference(many), 1e-6, label(many));
+    EXPECT_EQ(got, run_block(many, 16, Run::CProgram)) << label(many);
+  }
+  Schedule s =
+      create_schedule(matmul_graph("CPU", {1, 1024, 512, 128, dtypes::bfloat16, false, false, true}));
+  LinearProgram p = lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, 16}});
+  LaunchDims d = gpu_launch_dims(p);
+  EXPECT_TRUE(d.persistent);
+  EXPECT_EQ(d.cluster, 2);
+  EXPECT_EQ(d.blocks, 16);
+  LaunchDims on_133 = d, on_3 = d, on_1 = d;
+  cap_persistent_grid(on_133, 133);
+  cap_persistent_grid(on_3, 3);
+  cap_persistent_grid(on_1, 1);
+  EXPECT_EQ(on_133.grid[0], 16u) << "never past the tiles";
+  EXPECT_EQ(on_3.grid[0], 2u) << "whole clusters";
+  EXPECT_EQ(on_1.grid[0], 2u) << "at least one cluster";
+  std::string src = CudaRenderer().render(p);
+  const size_t loop = src.find(
+                   "for (int64_t lg_b = (int64_t)blockIdx.x; lg_b < 16ll; lg_b += (int64_t)gridDim.x)"),
+               drain = src.find("lg_ws_drain<128, 256, 4>((int)lg_t, (uint16_t*)lg_dsmem, lg_pipe);");
+  ASSERT_NE(loop, std::string::npos) << src;
+  ASSERT_NE(drain, std::string::npos) << src;
+  EXPECT_LT(src.rfind("lg_ws_setup<128, 256, 4, 1, 2>((int)lg_t", loop), loop);
+  EXPECT_EQ(src.find("lg_ws_drain<", drain + 1), std::string::npos) << "one drain";
+  EXPECT_NE(src.find("continue;", loop), std::string::npos);
+  EXPECT_LT(src.find("continue;", loop), drain) << "the drain after the loop";
+}
+
 // TMA reads a buffer as rows of ld elements; an operand whose tiles cross those rows (an (M, K)
 // view 8 elements into a flat buffer) is refused, while the cp.async tilings take it.
 TEST_F(BlockMma, TheTmaTilingRefusesTilesAcrossRows) {
@@ -410,7 +453,8 @@ TEST_F(BlockMma, TheLaunchCarriesEachTilingsSharedMemory) {
                           64 << 10,
                           (192 + 1) << 10,
                           (128 + 1) << 10,
-                          ((192 + 1) << 10) + 4 * 16,  // 12-15: and 4 stages' full and empty mbarriers
+                          ((192 + 1) << 10) + 4 * 16,  // 12-16: and 4 stages' full and empty mbarriers
+                          ((192 + 1) << 10) + 4 * 16,
                           ((192 + 1) << 10) + 4 * 16,
                           ((192 + 1) << 10) + 4 * 16,
                           ((192 + 1) << 10) + 4 * 16};
@@ -526,6 +570,13 @@ TEST_F(BlockMma, TheWarpSpecializedTilingsCarryTheirPipelineAcrossProductsAndMer
   }
   // persistent: 4 output tiles on 3 blocks, each tile's two products on from the last tile's ring
   check_block_kernel(two_products_graph(2 * M, 2 * N, K), two_products_reference(2 * M, 2 * N, K), 2, 14);
+  // clusters: both blocks' rings across the two products; persistent, 4 tile pairs on 3 clusters,
+  // a cluster's second pair's products on from its first's ring
+  for (int tiling : {15, 16}) {
+    SCOPED_TRACE(str("tiling ", tiling));
+    check_block_kernel(two_products_graph(4 * M, 2 * N, K), two_products_reference(4 * M, 2 * N, K), 2,
+                       tiling);
+  }
   const int64_t R = 2, S = 96;
   std::vector<double> want(M * N, 0.0);
   for (int64_t i = 0; i < M; i++)
@@ -618,7 +669,7 @@ TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
   for (DType t : {dtypes::bfloat16, dtypes::float16})
     for (bool a_t : {false, true}) {
       Schedule nt = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, t, false, a_t, !a_t}));
-      for (int tiling : {10, 11, 12, 13, 14, 15}) {
+      for (int tiling : {10, 11, 12, 13, 14, 15, 16}) {
         SCOPED_TRACE(str(name(t), " tiling ", tiling, a_t ? " a^T @ b" : " a @ W^T"));
         std::string src = CudaRenderer().render(lower_kernel(nt.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, tiling}}));
         std::vector<uint8_t> cubin = NvrtcCompiler("sm_90a").compile(src);
@@ -654,7 +705,7 @@ TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
                     "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64",
                     "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::"
                     "cluster"};
-        for (const std::string& insn : tiling == 15 ? cluster : own)
+        for (const std::string& insn : tiling >= 15 ? cluster : own)
           EXPECT_NE(text.find(insn), std::string::npos) << insn;
       }
     }

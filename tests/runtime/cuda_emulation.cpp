@@ -646,7 +646,7 @@ void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers, 
   auto error = reinterpret_cast<const char* (*)()>(dlsym(lib, "lg_emulation_error_of_launch"));
   ASSERT_NE(error, nullptr);
   LaunchDims dims = gpu_launch_dims(prog);
-  cap_persistent_grid(dims, kEmulatedResidentBlocks);
+  cap_persistent_grid(dims, kEmulatedResidentBlocks * dims.cluster);
   std::vector<void*> args = buffers;
   std::vector<EmulatedTensorMap> maps;
   for (const GpuTensorMap& m : dims.tensor_maps) {

@@ -32,9 +32,9 @@ namespace lg::testing_util {
 // warp_shuffle false: GROUPTOP combines through shared memory only (the HIP renderer's way).
 // sizes: each buffer's elements, which a kernel reading through TMA tensor maps needs (the
 // emulated copies read zeros past a tensor's rows, as the copy engine does).
-// A persistent kernel (codegen/gpu_launch.h) runs on kEmulatedResidentBlocks blocks, as if that
-// many fit on the GPU: each walks several tiles, and (with a tile count not a multiple of 3) not
-// all the same number.
+// A persistent kernel (codegen/gpu_launch.h) runs on kEmulatedResidentBlocks blocks (clusters of
+// blocks, in clusters), as if that many fit on the GPU: each walks several tiles, and (with a tile
+// count not a multiple of 3) not all the same number.
 inline constexpr int64_t kEmulatedResidentBlocks = 3;
 void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers, bool warp_shuffle = true,
                   const std::vector<int64_t>& sizes = {});
