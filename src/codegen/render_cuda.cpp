@@ -152,22 +152,19 @@ __device__ __forceinline__ void lg_tma_load_2d_multicast(void* dst, const lg_ten
                " [%0], [%1, {%2, %3}], [%4], %5;"
                ::"r"(lg_smem_address(dst)), "l"(map), "r"(c0), "r"(c1), "r"(lg_smem_address(bar)), "h"(mask) : "memory");
 }
-__device__ __forceinline__ void lg_mbarrier_wait(uint64_t* bar, uint32_t parity) {
-  uint32_t done;
-  do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(lg_smem_address(bar)), "r"(parity) : "memory");
-  } while (!done);
-}
-/* The same wait at cluster scope: it acquires what threads of other blocks of the cluster released
-   with their arrivals (lg_mbarrier_arrive_cluster). */
-__device__ __forceinline__ void lg_mbarrier_wait_cluster(uint64_t* bar, uint32_t parity) {
-  uint32_t done;
-  do {
-    asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\nselp.u32 %0, 1, 0, p;\n}\n"
-                 : "=r"(done) : "r"(lg_smem_address(bar)), "r"(parity) : "memory");
-  } while (!done);
-}
+/* A wait for the phase of the given parity (mbarrier.try_wait until it says done); the _cluster one
+   at cluster scope: it acquires what threads of other blocks of the cluster released with their
+   arrivals (lg_mbarrier_arrive_cluster). */
+#define LG_MBARRIER_WAIT(name, sem_scope) \
+  __device__ __forceinline__ void name(uint64_t* bar, uint32_t parity) { \
+    uint32_t done; \
+    do { \
+      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity" sem_scope ".shared::cta.b64 p, [%1], %2;\n" \
+                   "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(lg_smem_address(bar)), "r"(parity) : "memory"); \
+    } while (!done); \
+  }
+LG_MBARRIER_WAIT(lg_mbarrier_wait, "")
+LG_MBARRIER_WAIT(lg_mbarrier_wait_cluster, ".acquire.cluster")
 )CUDA";
 
 std::string CudaRenderer::render(const LinearProgram& prog) const { return render_gpu_kernel(prog, kCudaPrelude, true); }
