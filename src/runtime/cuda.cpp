@@ -272,9 +272,10 @@ class CudaProgram : public Program {
              "cuOccupancyMaxActiveBlocksPerMultiprocessor");
     int64_t resident = int64_t{c_.sms} * std::max(per_sm, 1);
     if (dims_.cluster > 1) {
-      const CuLaunchConfig config{
-          dims_.grid[0], 1,       1, dims_.block[0], 1, 1, static_cast<unsigned>(dims_.shared_bytes),
-          nullptr,       nullptr, 0};
+      const CuLaunchConfig config{.grid_x = dims_.grid[0], .grid_y = 1, .grid_z = 1, .block_x = dims_.block[0],
+                                  .block_y = 1, .block_z = 1,
+                                  .shared_bytes = static_cast<unsigned>(dims_.shared_bytes), .stream = nullptr,
+                                  .attrs = nullptr, .num_attrs = 0};
       int clusters = 0;
       cu_check(cuda_api().cuOccupancyMaxActiveClusters(&clusters, fn_, &config),
                "cuOccupancyMaxActiveClusters");

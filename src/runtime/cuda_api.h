@@ -36,6 +36,7 @@ struct CuLaunchConfig {
   void* attrs;
   unsigned num_attrs;
 };
+static_assert(sizeof(CuLaunchConfig) == 56, "CUlaunchConfig's layout (cuda.h) on a 64-bit host");
 
 struct CudaApi {
   int (*cuInit)(unsigned);
