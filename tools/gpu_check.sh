@@ -159,7 +159,7 @@ peak=${peak:-$known_peak} gbs=${gbs:-$known_gbs}
 have_torch=0
 python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null && have_torch=1
 
-declare -A lg_tflops check_failed torch_tflops opt_gbs attn
+declare -A lg_tflops lg_why check_failed torch_tflops opt_gbs attn
 seq="" tok_s="" mfu="" loss="" train_why="not run" longer=""
 torch_tok_s="not measured" torch_mfu=""
 flash_seq=${seqs%%,*} flash_tok_s="" flash_mfu="" flash_loss="" flash_why="not run"
@@ -185,7 +185,7 @@ print_table() {
         what="a @ b"; [[ $t == t ]] && what="a @ W^T"; [[ $t == a ]] && what="a^T @ b"
         k=$n$t${suffixes[$r]}
         # measured and checked, measured but wrong (no value), or why it was not measured
-        v=${lg_tflops[$k]:-${result[matmul${suffixes[$r]}]:-n/a}}
+        v=${lg_tflops[$k]:-${lg_why[$k]:-${result[matmul${suffixes[$r]}]:-n/a}}}
         [[ -n ${check_failed[$k]:-} ]] && v="check FAIL (see the log)"
         echo "| bf16 matmul $n, $what${labels[$r]} (TFLOP/s) | $v | ${torch_tflops[$n]:-n/a} | $(ratio "${lg_tflops[$k]:-}" "${torch_tflops[$n]:-}") |"
       done
@@ -246,13 +246,33 @@ matmul_run() {
   if ! fits $((3 * limit)); then result[matmul$suffix]="skipped (budget)"; return; fi
   say "bf16 matmul$label"
   [[ $setting != - ]] && IFS=, read -ra env_set <<<"$setting"
+  local out=$outdir/gpu_check_matmul.out rc n why=""
   for layout in "" --bt --at; do
+    local t=""; [[ $layout == --bt ]] && t=t; [[ $layout == --at ]] && t=a
+    # a layout that hung or crashed: the setting's later layouts would most likely too (the same
+    # kernels' hand-over), so they are skipped rather than spending the budget on timeouts
+    if [[ -n $why ]]; then
+      for n in 4096 8192; do lg_why[$n$t$suffix]="skipped (an earlier layout failed)"; done
+      continue
+    fi
+    env "${env_set[@]}" BEAM="$width" DEVICE=CUDA timeout "$limit" "$lazygrad" bench matmul --device CUDA --dtype bf16 \
+      --sizes 4096,8192 --repeats 10 $layout >"$out" 2>>"$log"
+    rc=$?
     while read -r line; do
       echo "$line" >>"$log"
       [[ $line =~ N=([0-9]+)(\ a=X\^T)?(\ b=W\^T)?\ .*tflops=([0-9.]+).*check=(ok|FAIL) ]] || continue
       local key=${BASH_REMATCH[1]}${BASH_REMATCH[2]:+a}${BASH_REMATCH[3]:+t}$suffix
       if [[ ${BASH_REMATCH[5]} == ok ]]; then lg_tflops[$key]=${BASH_REMATCH[4]}; else check_failed[$key]=1; fi
-    done < <(env "${env_set[@]}" BEAM="$width" DEVICE=CUDA timeout "$limit" "$lazygrad" bench matmul --device CUDA --dtype bf16 --sizes 4096,8192 --repeats 10 $layout 2>>"$log")
+    done <"$out"
+    case $rc in
+      0) continue ;;
+      124 | 137) why="timeout after $limit s" ;;
+      *) why="exit $rc (see the log)" ;;
+    esac
+    echo "bench matmul $layout: $why" >>"$log"
+    for n in 4096 8192; do
+      [[ -z ${lg_tflops[$n$t$suffix]:-} && -z ${check_failed[$n$t$suffix]:-} ]] && lg_why[$n$t$suffix]=$why
+    done
   done
 }
 matmul_run 0 30 - ""

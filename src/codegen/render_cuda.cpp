@@ -152,16 +152,32 @@ __device__ __forceinline__ void lg_tma_load_2d_multicast(void* dst, const lg_ten
                " [%0], [%1, {%2, %3}], [%4], %5;"
                ::"r"(lg_smem_address(dst)), "l"(map), "r"(c0), "r"(c1), "r"(lg_smem_address(bar)), "h"(mask) : "memory");
 }
-/* A wait for the phase of the given parity (mbarrier.try_wait until it says done); the _cluster one
-   at cluster scope: it acquires what threads of other blocks of the cluster released with their
-   arrivals (lg_mbarrier_arrive_cluster). */
+/* A wait for the phase of the given parity: mbarrier.try_wait until it says done, one loop in PTX
+   as CUTLASS writes it (the compiler sees no loop to keep values live across). The _cluster one
+   waits at cluster scope: it acquires what threads of other blocks of the cluster released with
+   their arrivals (lg_mbarrier_arrive_cluster).
+   The watchdog: no wait of a working hand-over lasts more than microseconds (a stage's copies or
+   mmas), so one still waiting LG_MBARRIER_WATCHDOG_NS after its first failed try, by the GPU's
+   clock (%globaltimer, nanoseconds), is a deadlock, a bug in the kernel: the thread traps, and the
+   launch fails at the next synchronization instead of hanging the process (docs/gpu.md "The
+   mbarrier watchdog"). Written into the loop, it costs the waits no registers (ptxas: none of the
+   step's warp-specialized kernels spills, as a loop in C++ made two). */
+#define LG_MBARRIER_WATCHDOG_NS 2000000000ull
 #define LG_MBARRIER_WAIT(name, sem_scope) \
   __device__ __forceinline__ void name(uint64_t* bar, uint32_t parity) { \
-    uint32_t done; \
-    do { \
-      asm volatile("{\n.reg .pred p;\nmbarrier.try_wait.parity" sem_scope ".shared::cta.b64 p, [%1], %2;\n" \
-                   "selp.u32 %0, 1, 0, p;\n}\n" : "=r"(done) : "r"(lg_smem_address(bar)), "r"(parity) : "memory"); \
-    } while (!done); \
+    asm volatile("{\n.reg .pred p;\n.reg .u64 t0, t;\n" \
+                 "mbarrier.try_wait.parity" sem_scope ".shared::cta.b64 p, [%0], %1;\n" \
+                 "@p bra LG_DONE;\n" \
+                 "mov.u64 t0, %%globaltimer;\n" \
+                 "LG_RETRY:\n" \
+                 "mbarrier.try_wait.parity" sem_scope ".shared::cta.b64 p, [%0], %1;\n" \
+                 "@p bra LG_DONE;\n" \
+                 "mov.u64 t, %%globaltimer;\n" \
+                 "sub.u64 t, t, t0;\n" \
+                 "setp.lt.u64 p, t, %2;\n" \
+                 "@p bra LG_RETRY;\n" \
+                 "trap;\n" \
+                 "LG_DONE:\n}\n" :: "r"(lg_smem_address(bar)), "r"(parity), "n"(LG_MBARRIER_WATCHDOG_NS) : "memory"); \
   }
 LG_MBARRIER_WAIT(lg_mbarrier_wait, "")
 LG_MBARRIER_WAIT(lg_mbarrier_wait_cluster, ".acquire.cluster")

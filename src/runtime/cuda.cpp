@@ -192,7 +192,7 @@ class CudaProgram : public Program {
     cu_check(a.cuEventRecord(start, c_.stream), "cuEventRecord");
     launch(args);
     cu_check(a.cuEventRecord(stop, c_.stream), "cuEventRecord");
-    cu_check(a.cuEventSynchronize(stop), "cuEventSynchronize");
+    cu_check(a.cuEventSynchronize(stop), str("cuEventSynchronize after kernel ", name_).c_str());
     float ms = 0;
     cu_check(a.cuEventElapsedTime(&ms, start, stop), "cuEventElapsedTime");
     cu_check(a.cuEventDestroy(start), "cuEventDestroy");

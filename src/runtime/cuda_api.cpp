@@ -1,5 +1,7 @@
 #include "runtime/cuda_api.h"
 
+#include <algorithm>
+#include <iterator>
 #include <memory>
 
 #include "base/error.h"
@@ -98,8 +100,21 @@ std::string cu_error_text(int status) {
   return str(name ? name : "CUDA error", ": ", text ? text : "no description", " (", status, ")");
 }
 
+std::string cu_kernel_fault_hint(int status) {
+  // cuda.h's CUresult values of a kernel's fault: the context is unusable after any of them
+  constexpr int kFaults[] = {700, 710, 714, 715, 716, 717, 718, 719};
+  if (std::find(std::begin(kFaults), std::end(kFaults), status) == std::end(kFaults)) return "";
+  return "; a kernel faulted: the failing launch is any since the last synchronization (DEBUG=1 waits "
+         "for each launch and names the kernel that fails). A warp-specialized matmul "
+         "(BLOCK_MMA_TILE 12-16) traps when one of its mbarrier waits passes the 2 s watchdog, a "
+         "deadlock in its hand-over (docs/gpu.md \"The mbarrier watchdog\"); without BLOCK_MMA_TILE "
+         "and BEAM no matmul takes those tilings";
+}
+
 void cu_check(int status, const char* call) {
-  if (status != 0) internal_error(__FILE__, __LINE__, str(call, " failed: ", cu_error_text(status)));
+  if (status != 0)
+    internal_error(__FILE__, __LINE__,
+                   str(call, " failed: ", cu_error_text(status), cu_kernel_fault_hint(status)));
 }
 
 }  // namespace lg

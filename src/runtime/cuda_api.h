@@ -91,8 +91,15 @@ const CudaApi& cuda_api();
 // Whether the driver loads and initializes; `why` says what failed. Never throws.
 bool cuda_driver_available(std::string* why = nullptr);
 
-// Aborts (internal error) naming `call` and the driver's error name and text when status != 0.
+// Aborts (internal error) naming `call` and the driver's error name and text when status != 0,
+// and for a status a faulting kernel leaves (cu_kernel_fault_hint) what to do next.
 void cu_check(int status, const char* call);
+// For the statuses a kernel that faults or traps leaves on its context (CUDA_ERROR_ILLEGAL_ADDRESS,
+// _ASSERT, _HARDWARE_STACK_ERROR, _ILLEGAL_INSTRUCTION, _MISALIGNED_ADDRESS, _INVALID_ADDRESS_SPACE,
+// _INVALID_PC, _LAUNCH_FAILED): that the failing launch may be any since the last synchronization,
+// how to name it (DEBUG=1), and that an mbarrier wait past its watchdog traps (docs/gpu.md); ""
+// for any other status.
+std::string cu_kernel_fault_hint(int status);
 // The driver's name and text for a status ("CUDA_ERROR_OUT_OF_MEMORY: out of memory").
 std::string cu_error_text(int status);
 

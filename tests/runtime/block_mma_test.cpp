@@ -689,9 +689,11 @@ TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
           insns.insert(insns.end(), {"fence.proxy.async.shared::cta", "cp.async.cg.shared.global"});
         for (const std::string& insn : insns) EXPECT_NE(text.find(insn), std::string::npos) << insn;
         if (tiling < 12) continue;
-        // the warp-specialized one's hand-over through mbarriers, and its 384 threads
+        // the warp-specialized one's hand-over through mbarriers, its 384 threads, and the waits'
+        // watchdog (a wait past its limit by the GPU's clock traps)
         for (const char* insn : {"mbarrier.init.shared::cta.b64", "fence.mbarrier_init.release.cluster",
-                                 "mbarrier.try_wait.parity.shared::cta.b64", ".maxntid 384"})
+                                 "mbarrier.try_wait.parity.shared::cta.b64", ".maxntid 384", "%globaltimer",
+                                 "setp.lt.u64", "trap;"})
           EXPECT_NE(text.find(insn), std::string::npos) << insn;
         // the cluster's: its 2 blocks, their barrier, B's half multicast into both, the releases
         // reaching the other block's mbarriers

@@ -274,6 +274,17 @@ TEST(Cuda, MissingDriverOrGpuIsAUserError) {
   EXPECT_EQ(e, error_of([] { get_device("CUDA:1"); }));
 }
 
+TEST(Cuda, AFaultingKernelsStatusSaysHowToFindTheKernelAndNamesTheWatchdog) {
+  // cuda.h: CUDA_ERROR_ILLEGAL_ADDRESS 700, _ILLEGAL_INSTRUCTION 715 (a trap), _LAUNCH_FAILED 719
+  for (int status : {700, 710, 714, 715, 716, 717, 718, 719}) {
+    std::string hint = cu_kernel_fault_hint(status);
+    EXPECT_NE(hint.find("DEBUG=1"), std::string::npos) << status << hint;
+    EXPECT_NE(hint.find("mbarrier watchdog"), std::string::npos) << status << hint;
+  }
+  // CUDA_SUCCESS, CUDA_ERROR_OUT_OF_MEMORY 2, CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES 701, _NOT_READY 600
+  for (int status : {0, 2, 600, 701}) EXPECT_EQ(cu_kernel_fault_hint(status), "") << status;
+}
+
 TEST(Hipcc, CompilesTheHipRenderersKernelsForGfx90aAndGfx940) {
   SKIP_WITHOUT_HIPCC();
   HipccCompiler hipcc;

@@ -36,7 +36,10 @@ case "$1 ${2:-}" in
   "bench matmul")
     t=""; for a in "$@"; do [[ $a == --bt ]] && t=" b=W^T"; [[ $a == --at ]] && t=" a=X^T"; done
     scale=1; [[ ${BLOCK_MMA:-} == 0 ]] && scale=2
+    # BLOCK_MMA_TILE=16 hangs (timeout's status), 15 aborts after its first size
+    [[ ${BLOCK_MMA_TILE:-} == 16 ]] && exit 124
     echo "matmul CUDA bf16 N=4096$t ms=1 tflops=$((100 * scale)).50 tensor_cores=yes kernel=no check=ok max_rel_err=1e-3"
+    [[ ${BLOCK_MMA_TILE:-} == 15 ]] && { echo "lazygrad internal error: cuStreamSynchronize failed" >&2; exit 134; }
     # the 8192 a^T @ b value fails its check: it must not be reported
     check=ok; [[ $t == " a=X^T" && ${STUB_AT_OK:-0} != 1 ]] && check=FAIL
     echo "matmul CUDA bf16 N=8192$t ms=1 tflops=$((200 * scale)).25 tensor_cores=yes kernel=no check=$check max_rel_err=1e-3" ;;
@@ -133,6 +136,21 @@ grep -qF "settings: tokens/s | n/a (no matmul run had all three 8192 layouts mea
 out=$(STUB_GPU="NVIDIA H200" STUB_GPU_LINE=$h100 STUB_FIT_8192=1 STUB_AT_OK=1 run --also TC_RUN=0 --best) || fail "exit $?: $out"
 grep -qF "settings: tokens/s | n/a (the default settings' matmuls were the fastest) |" <<<"$out" || fail "best is the default: $out"
 [[ $(grep -c '^train' "$STUB_CALLS") == 1 ]] || fail "a second step with the default the fastest: $(cat "$STUB_CALLS")"
+
+# A setting whose first layout hangs or crashes: the rows say why, and its later layouts are not
+# run (each would spend its time limit the same way); the next setting runs all three.
+out=$(STUB_GPU="NVIDIA H200" STUB_GPU_LINE=$h100 STUB_FIT_8192=1 run --also BLOCK_MMA_TILE=16 --also BLOCK_MMA_TILE=15 \
+  --also BLOCK_MMA=0) || fail "exit $?: $out"
+grep -qF "| bf16 matmul 4096, a @ b, BLOCK_MMA_TILE=16 (TFLOP/s) | timeout after 30 s |" <<<"$out" || fail "hung row: $out"
+grep -qF "| bf16 matmul 8192, a^T @ b, BLOCK_MMA_TILE=16 (TFLOP/s) | skipped (an earlier layout failed) |" <<<"$out" ||
+  fail "skipped row after a hang: $out"
+grep -qF "| bf16 matmul 4096, a @ b, BLOCK_MMA_TILE=15 (TFLOP/s) | 100.50 |" <<<"$out" || fail "row before a crash: $out"
+grep -qF "| bf16 matmul 8192, a @ b, BLOCK_MMA_TILE=15 (TFLOP/s) | exit 134 (see the log) |" <<<"$out" || fail "crashed row: $out"
+grep -qF "| bf16 matmul 4096, a @ W^T, BLOCK_MMA_TILE=15 (TFLOP/s) | skipped (an earlier layout failed) |" <<<"$out" ||
+  fail "skipped row after a crash: $out"
+grep -qF "| bf16 matmul 8192, a^T @ b, BLOCK_MMA=0 (TFLOP/s) | check FAIL (see the log) |" <<<"$out" || fail "next setting: $out"
+# the default's 3 layouts, one of tiling 16, one of tiling 15, BLOCK_MMA=0's 3
+[[ $(grep -c '^bench matmul' "$STUB_CALLS") == 8 ]] || fail "matmul runs: $(cat "$STUB_CALLS")"
 
 # --out: the log and the table go there, not into the build folder
 rm -f "$dir/build/gpu_check_table.md" "$dir/build/gpu_check.log"
