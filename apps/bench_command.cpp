@@ -72,6 +72,9 @@ void add_bench_command(CLI::App& app) {
   mm->add_option("--repeats", m->repeats, "products per timed run")->capture_default_str();
   mm->add_flag("--bt", m->b_transposed, "b is a transposed N x N matrix (x @ W^T, as a Linear layer multiplies)");
   mm->add_flag("--at", m->a_transposed, "a is a transposed N x N matrix (dY^T @ X, as a weight gradient multiplies)");
+  mm->add_flag("--probe", m->probe,
+               "no timing: five structured products whose entries say where each came from, a line each "
+               "(how a wrong kernel is wrong: bench/matmul_probe.h)");
   mm->callback([m] { bench::run_device_matmul(*m); });
   auto at = std::make_shared<bench::DeviceAttentionOptions>();
   auto* atc = bench->add_subcommand(

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "bench/device_dtype.h"
+#include "bench/matmul_probe.h"
 #include "codegen/opt.h"
 #include "runtime/device.h"
 #include "schedule/schedule.h"
@@ -13,10 +14,7 @@
 
 namespace lg::bench {
 
-// How the device's heuristic puts the kernels of t on tensor cores: "block" (some kernel gets Opt
-// BLOCK_MMA, codegen/block_mma.h), "tc" (Opt TC, codegen/tensor_core.h) or "no" (CUDA, bf16/fp16,
-// TC=1 only).
-static const char* tensor_core_kind(const Tensor& t) {
+const char* tensor_core_kind(const Tensor& t) {
   Schedule s = create_schedule(make(Op::SINK, dtypes::void_, {t.node()}));
   const char* kind = "no";
   for (const ScheduleItem& item : s.items)
@@ -53,6 +51,7 @@ static Check check_product(const Tensor& a, const Tensor& b, const Tensor& out, 
 }
 
 void run_device_matmul(const DeviceMatmulOptions& o) {
+  if (o.probe) return run_matmul_probe(o);
   DType t = device_bench_dtype(o.dtype, "matmul");
   LG_USER_CHECK(o.repeats >= 1, "bench matmul: --repeats must be at least 1");
   for (int64_t n : o.sizes) {

@@ -11,6 +11,10 @@
 #include <string>
 #include <vector>
 
+namespace lg {
+class Tensor;
+}
+
 namespace lg::bench {
 
 struct DeviceMatmulOptions {
@@ -20,8 +24,14 @@ struct DeviceMatmulOptions {
   int repeats = 5;
   bool a_transposed = false;  // a = X^T of a row-major X (dY^T @ X: a weight gradient)
   bool b_transposed = false;  // b = W^T of a row-major W (x @ W^T, as nn::Linear multiplies)
+  bool probe = false;         // the structured products of bench/matmul_probe.h instead of timings
 };
 
 void run_device_matmul(const DeviceMatmulOptions& o);
+
+// How the device's heuristic puts the kernels of t on tensor cores: "block" (some kernel gets Opt
+// BLOCK_MMA, codegen/block_mma.h), "tc" (Opt TC, codegen/tensor_core.h) or "no" (CUDA, bf16/fp16,
+// TC=1 only).
+const char* tensor_core_kind(const Tensor& t);
 
 }  // namespace lg::bench

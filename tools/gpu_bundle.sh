@@ -11,7 +11,8 @@
 #
 #   B (default build) is configured and built first (Release with debug info); DIR gets lazygrad,
 #   tests/lg_tensor_tests (stripped), lib/ and kernel-cache/. The cache holds the bf16 matmuls of
-#   gpu_check.sh (4096 and 8192; a @ b, a @ W^T, a^T @ b; the default and each --also setting) and
+#   gpu_check.sh (4096 and 8192; a @ b, a @ W^T, a^T @ b; the default and each --also setting; and
+#   the probes gpu_check.sh runs for a layout that fails, bench matmul --probe at 512 and 4096) and
 #   the llama3.1-8b step cut to --layers (default 2) at each --seq length (default 8192,2048), with
 #   --flash also the step with FLASH_ATTENTION=1 and the attention bench at the first --seq
 #   (gpu_check.sh --flash), and with --best the step gpu_check.sh --best may run again (the fused
@@ -68,6 +69,8 @@ for setting in "${settings[@]}"; do
   env_set=(); [[ $setting != - ]] && IFS=, read -ra env_set <<<"$setting"
   for layout in "" --bt --at; do
     env "${env_set[@]}" "$out/lazygrad" bench matmul --device CUDANULL --dtype bf16 --sizes 4096,8192 --repeats 1 $layout >/dev/null
+    # gpu_check.sh's probes of a layout that fails (bench matmul --probe at 512 and 4096)
+    env "${env_set[@]}" "$out/lazygrad" bench matmul --probe --device CUDANULL --dtype bf16 --sizes 512,4096 $layout >/dev/null
   done
   echo "matmuls ($setting): done"
 done

@@ -165,6 +165,8 @@ torch_tok_s="not measured" torch_mfu=""
 flash_seq=${seqs%%,*} flash_tok_s="" flash_mfu="" flash_loss="" flash_why="not run"
 best_setting="" best_seq="" best_attention="" best_tok_s="" best_mfu="" best_loss="" best_why="not run"
 profile_out=$outdir/gpu_check_profile.txt
+probe_file=$outdir/gpu_check_probe.txt
+rm -f "$probe_file"
 
 ratio() { [[ -n ${1:-} && -n ${2:-} ]] && awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2fx", a / b }' || echo n/a; }
 
@@ -210,6 +212,7 @@ print_table() {
     [[ -n $best_tok_s ]] && echo "| same: loss after the steps | $best_loss | | |"
   fi
   [[ -n $longer ]] && echo "(runs that did not complete: ${longer%; })"
+  [[ -f $probe_file ]] && echo "(how the failed matmuls are wrong, by bench matmul --probe: $probe_file)"
   [[ $have_torch == 0 ]] && echo "(PyTorch with CUDA not importable: no cuBLAS column)"
   local ended="none yet"
   [[ ${#finished[@]} -gt 0 ]] && { printf -v ended '%s, ' "${finished[@]}"; ended=${ended%, }; }
@@ -246,11 +249,12 @@ matmul_run() {
   if ! fits $((3 * limit)); then result[matmul$suffix]="skipped (budget)"; return; fi
   say "bf16 matmul$label"
   [[ $setting != - ]] && IFS=, read -ra env_set <<<"$setting"
-  local out=$outdir/gpu_check_matmul.out rc n why=""
+  local out=$outdir/gpu_check_matmul.out rc n why="" bad=()
   for layout in "" --bt --at; do
     local t=""; [[ $layout == --bt ]] && t=t; [[ $layout == --at ]] && t=a
     # a layout that hung or crashed: the setting's later layouts would most likely too (the same
-    # kernels' hand-over), so they are skipped rather than spending the budget on timeouts
+    # kernels' hand-over), so they are skipped rather than spending the budget on timeouts (a
+    # failed check exits 1 and does not skip them)
     if [[ -n $why ]]; then
       for n in 4096 8192; do lg_why[$n$t$suffix]="skipped (an earlier layout failed)"; done
       continue
@@ -264,14 +268,34 @@ matmul_run() {
       local key=${BASH_REMATCH[1]}${BASH_REMATCH[2]:+a}${BASH_REMATCH[3]:+t}$suffix
       if [[ ${BASH_REMATCH[5]} == ok ]]; then lg_tflops[$key]=${BASH_REMATCH[4]}; else check_failed[$key]=1; fi
     done <"$out"
+    [[ $rc != 0 ]] && bad+=("$layout")
+    local missing
     case $rc in
       0) continue ;;
-      124 | 137) why="timeout after $limit s" ;;
-      *) why="exit $rc (see the log)" ;;
+      124 | 137) why="timeout after $limit s" missing=$why ;;
+      1) missing="not run (exit 1: a failed check or an error, see the log)" ;;
+      *) why="exit $rc (see the log)" missing=$why ;;
     esac
-    echo "bench matmul $layout: $why" >>"$log"
+    echo "bench matmul $layout: exit $rc" >>"$log"
     for n in 4096 8192; do
-      [[ -z ${lg_tflops[$n$t$suffix]:-} && -z ${check_failed[$n$t$suffix]:-} ]] && lg_why[$n$t$suffix]=$why
+      [[ -z ${lg_tflops[$n$t$suffix]:-} && -z ${check_failed[$n$t$suffix]:-} ]] && lg_why[$n$t$suffix]=$missing
+    done
+  done
+  [[ ${#bad[@]} -gt 0 ]] && probe_run "$width" "$label" "${bad[@]}"
+}
+# How a setting's failed layouts are wrong: lazygrad bench matmul --probe (bench/matmul_probe.h) at
+# 512 and 4096 under the same settings (env_set, from matmul_run), each size its own process (a
+# kernel that traps at 4096 leaves the 512 lines), appended to gpu_check_probe.txt in --out.
+probe_run() {
+  local width=$1 label=$2 layout n
+  shift 2
+  for layout in "$@"; do
+    for n in 512 4096; do
+      if ! fits 30; then echo "== probe${label} $layout N=$n: skipped (budget)" >>"$probe_file"; continue; fi
+      echo "== probe${label} $layout N=$n" >>"$probe_file"
+      env "${env_set[@]}" BEAM="$width" DEVICE=CUDA timeout 30 "$lazygrad" bench matmul --probe --device CUDA --dtype bf16 \
+        --sizes "$n" $layout >>"$probe_file" 2>&1
+      echo "(exit $?)" >>"$probe_file"
     done
   done
 }

@@ -34,15 +34,20 @@ echo "$* [BLOCK_MMA=${BLOCK_MMA:-} FLASH_ATTENTION=${FLASH_ATTENTION:-}]" >>"$ST
 case "$1 ${2:-}" in
   "devices ") echo "default: CUDA (set DEVICE= to change)"; [[ -n ${STUB_GPU_LINE:-} ]] && echo "$STUB_GPU_LINE"; exit 0 ;;
   "bench matmul")
+    if [[ " $* " == *" --probe "* ]]; then echo "probe lines of $* [BLOCK_MMA_TILE=${BLOCK_MMA_TILE:-}]"; exit 0; fi
     t=""; for a in "$@"; do [[ $a == --bt ]] && t=" b=W^T"; [[ $a == --at ]] && t=" a=X^T"; done
     scale=1; [[ ${BLOCK_MMA:-} == 0 ]] && scale=2
-    # BLOCK_MMA_TILE=16 hangs (timeout's status), 15 aborts after its first size
+    # BLOCK_MMA_TILE=16 hangs (timeout's status), 15 aborts after its first size, 14 fails its
+    # 4096 a @ b check (exiting 1 after the FAIL line, as lazygrad does)
     [[ ${BLOCK_MMA_TILE:-} == 16 ]] && exit 124
-    echo "matmul CUDA bf16 N=4096$t ms=1 tflops=$((100 * scale)).50 tensor_cores=yes kernel=no check=ok max_rel_err=1e-3"
+    check=ok; [[ ${BLOCK_MMA_TILE:-} == 14 && -z $t ]] && check=FAIL
+    echo "matmul CUDA bf16 N=4096$t ms=1 tflops=$((100 * scale)).50 tensor_cores=yes kernel=no check=$check max_rel_err=1e-3"
+    [[ $check == FAIL ]] && exit 1
     [[ ${BLOCK_MMA_TILE:-} == 15 ]] && { echo "lazygrad internal error: cuStreamSynchronize failed" >&2; exit 134; }
     # the 8192 a^T @ b value fails its check: it must not be reported
     check=ok; [[ $t == " a=X^T" && ${STUB_AT_OK:-0} != 1 ]] && check=FAIL
-    echo "matmul CUDA bf16 N=8192$t ms=1 tflops=$((200 * scale)).25 tensor_cores=yes kernel=no check=$check max_rel_err=1e-3" ;;
+    echo "matmul CUDA bf16 N=8192$t ms=1 tflops=$((200 * scale)).25 tensor_cores=yes kernel=no check=$check max_rel_err=1e-3"
+    if [[ $check == FAIL ]]; then exit 1; fi ;;
   "bench optimizer")
     echo "optimizer CUDA params=1486901248 outputs=fused kernels=1 ms=10 gbs=3000.0"
     echo "optimizer CUDA params=1486901248 outputs=apart kernels=4 ms=20 gbs=1500.0" ;;
@@ -138,9 +143,10 @@ grep -qF "settings: tokens/s | n/a (the default settings' matmuls were the faste
 [[ $(grep -c '^train' "$STUB_CALLS") == 1 ]] || fail "a second step with the default the fastest: $(cat "$STUB_CALLS")"
 
 # A setting whose first layout hangs or crashes: the rows say why, and its later layouts are not
-# run (each would spend its time limit the same way); the next setting runs all three.
+# run (each would spend its time limit the same way); the next setting runs all three. A failed
+# check (exit 1) skips nothing. Each failed layout is probed at 512 and 4096 under its setting.
 out=$(STUB_GPU="NVIDIA H200" STUB_GPU_LINE=$h100 STUB_FIT_8192=1 run --also BLOCK_MMA_TILE=16 --also BLOCK_MMA_TILE=15 \
-  --also BLOCK_MMA=0) || fail "exit $?: $out"
+  --also BLOCK_MMA_TILE=14 --also BLOCK_MMA=0) || fail "exit $?: $out"
 grep -qF "| bf16 matmul 4096, a @ b, BLOCK_MMA_TILE=16 (TFLOP/s) | timeout after 30 s |" <<<"$out" || fail "hung row: $out"
 grep -qF "| bf16 matmul 8192, a^T @ b, BLOCK_MMA_TILE=16 (TFLOP/s) | skipped (an earlier layout failed) |" <<<"$out" ||
   fail "skipped row after a hang: $out"
@@ -149,8 +155,23 @@ grep -qF "| bf16 matmul 8192, a @ b, BLOCK_MMA_TILE=15 (TFLOP/s) | exit 134 (see
 grep -qF "| bf16 matmul 4096, a @ W^T, BLOCK_MMA_TILE=15 (TFLOP/s) | skipped (an earlier layout failed) |" <<<"$out" ||
   fail "skipped row after a crash: $out"
 grep -qF "| bf16 matmul 8192, a^T @ b, BLOCK_MMA=0 (TFLOP/s) | check FAIL (see the log) |" <<<"$out" || fail "next setting: $out"
-# the default's 3 layouts, one of tiling 16, one of tiling 15, BLOCK_MMA=0's 3
-[[ $(grep -c '^bench matmul' "$STUB_CALLS") == 8 ]] || fail "matmul runs: $(cat "$STUB_CALLS")"
+grep -qF "| bf16 matmul 4096, a @ b, BLOCK_MMA_TILE=14 (TFLOP/s) | check FAIL (see the log) |" <<<"$out" || fail "failed check row: $out"
+grep -qF "| bf16 matmul 8192, a @ b, BLOCK_MMA_TILE=14 (TFLOP/s) | not run (exit 1: a failed check or an error, see the log) |" <<<"$out" ||
+  fail "row after a failed check: $out"
+grep -qF "| bf16 matmul 8192, a @ W^T, BLOCK_MMA_TILE=14 (TFLOP/s) | 200.25 |" <<<"$out" || fail "layout after a failed check: $out"
+# the default's 3 layouts (a^T @ b fails its 8192 check), one of tiling 16, one of tiling 15, tiling
+# 14's 3, BLOCK_MMA=0's 3 (a^T @ b fails at 8192)
+[[ $(grep -v -- --probe "$STUB_CALLS" | grep -c '^bench matmul') == 11 ]] || fail "matmul runs: $(cat "$STUB_CALLS")"
+# the probes: each failed layout at 512 and 4096, under its setting
+probes=$(grep -- '--probe' "$STUB_CALLS" | sed -E 's/ --device CUDA --dtype bf16//; s/ \[BLOCK_MMA=.*//' | tr '\n' ';')
+# (the default's a^T @ b; tiling 16's a @ b; 15's; 14's a @ b and a^T @ b; BLOCK_MMA=0's a^T @ b)
+p="bench matmul --probe --sizes"
+[[ $probes == "$p 512 --at;$p 4096 --at;$p 512;$p 4096;$p 512;$p 4096;$p 512;$p 4096;$p 512 --at;$p 4096 --at;$p 512 --at;$p 4096 --at;" ]] ||
+  fail "probe runs: $probes"
+grep -qF "probe lines of bench matmul --probe --device CUDA --dtype bf16 --sizes 4096 [BLOCK_MMA_TILE=14]" "$dir/build/gpu_check_probe.txt" ||
+  fail "probe file: $(cat "$dir/build/gpu_check_probe.txt")"
+grep -qF "== probe, BLOCK_MMA_TILE=16  N=512" "$dir/build/gpu_check_probe.txt" || fail "probe file headers: $(cat "$dir/build/gpu_check_probe.txt")"
+grep -qF "(how the failed matmuls are wrong, by bench matmul --probe: $dir/build/gpu_check_probe.txt)" <<<"$out" || fail "probe note: $out"
 
 # --out: the log and the table go there, not into the build folder
 rm -f "$dir/build/gpu_check_table.md" "$dir/build/gpu_check.log"
