@@ -57,6 +57,7 @@ const Loaded& loaded() {
       d.bind(a.cuEventCreate, "cuEventCreate");
       d.bind(a.cuEventRecord, "cuEventRecord");
       d.bind(a.cuEventSynchronize, "cuEventSynchronize");
+      // the plain symbol: CUDA 13's cuda.h maps the name to _v2, which drivers before 12.8 lack
       d.bind(a.cuEventElapsedTime, "cuEventElapsedTime");
       d.bind(a.cuEventDestroy, "cuEventDestroy_v2");
       d.bind(a.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
