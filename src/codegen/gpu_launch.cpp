@@ -101,4 +101,36 @@ LaunchDims gpu_launch_dims(const LinearProgram& prog) {
   return d;
 }
 
+TensorMapEncoding tensor_map_encoding(const GpuTensorMap& m, int64_t elements) {
+  LG_CHECK(m.ld > 0 && elements > 0 && m.box_rows > 0, "a tensor map of ", elements, " elements in rows of ",
+           m.ld);
+  TensorMapEncoding e;
+  e.dims[0] = static_cast<uint64_t>(m.ld);
+  e.dims[1] = static_cast<uint64_t>((elements + m.ld - 1) / m.ld);
+  e.row_stride_bytes = static_cast<uint64_t>(m.ld) * 2;
+  e.box[0] = 64;
+  e.box[1] = static_cast<uint32_t>(m.box_rows);
+  return e;
+}
+
+std::string tensor_map_violation(const TensorMapEncoding& e, uintptr_t address) {
+  constexpr uint64_t kElementBytes = 2, kSwizzleSpan = 128;
+  if (address % 16 != 0) return str("the buffer's address ", address, " is not 16-byte aligned");
+  for (int i = 0; i < 2; i++)
+    if (e.dims[i] == 0 || e.dims[i] > (uint64_t{1} << 32))
+      return str("dimension ", i, " is ", e.dims[i], " elements, not 1 to 2^32");
+  if (e.row_stride_bytes % 16 != 0 || e.row_stride_bytes >= (uint64_t{1} << 40))
+    return str("the row stride of ", e.row_stride_bytes, " bytes is not a multiple of 16 below 2^40");
+  if (e.row_stride_bytes < e.dims[0] * kElementBytes)
+    return str("the row stride of ", e.row_stride_bytes, " bytes is shorter than a row of ", e.dims[0],
+               " elements");
+  for (int i = 0; i < 2; i++)
+    if (e.box[i] == 0 || e.box[i] > 256)
+      return str("box dimension ", i, " is ", e.box[i], " elements, not 1 to 256");
+  if (e.box[0] * kElementBytes % 16 != 0 || e.box[0] * kElementBytes > kSwizzleSpan)
+    return str("the box's row of ", e.box[0] * kElementBytes, " bytes is not a multiple of 16 of at most ",
+               kSwizzleSpan, " (the swizzle's span)");
+  return "";
+}
+
 }  // namespace lg

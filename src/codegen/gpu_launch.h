@@ -30,6 +30,7 @@
 //   blocks along x (the kernel declares __cluster_dims__): the grid is 1-D and a multiple of it
 //   (a persistent one's too: cap_persistent_grid keeps whole clusters).
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "codegen/program.h"
@@ -55,6 +56,22 @@ struct GpuTensorMap {
   int64_t slot, ld, box_rows;
   bool operator==(const GpuTensorMap&) const = default;
 };
+
+// cuTensorMapEncodeTiled's arguments for a GpuTensorMap over a buffer of `elements` elements: the
+// CUDA runtime passes them (16-bit elements, element strides 1, the 128-byte swizzle, zeros past
+// the tensor) and the emulation (tests/runtime/cuda_emulation.h) copies boxes by them.
+struct TensorMapEncoding {
+  uint64_t dims[2];           // elements along a row (ld), rows (ceil(elements / ld))
+  uint64_t row_stride_bytes;  // globalStrides[0]: ld * 2
+  uint32_t box[2];            // 64 elements (128 bytes), box_rows rows
+};
+TensorMapEncoding tensor_map_encoding(const GpuTensorMap& m, int64_t elements);
+// The first of cuTensorMapEncodeTiled's requirements (cuda.h's documentation of it, for rank 2,
+// no interleave, the 128-byte swizzle) that `e` over a buffer at `address` breaks, or "": the
+// address 16-byte aligned; each dimension 1 to 2^32; the row stride a multiple of 16 below 2^40
+// and at least a row; each box dimension 1 to 256; the box's row a multiple of 16 bytes and at most
+// the swizzle's 128.
+std::string tensor_map_violation(const TensorMapEncoding& e, uintptr_t address);
 
 struct LaunchDims {
   std::vector<GpuAxis> axes;  // in program order, one per GLOBAL, LOCAL or GROUP range

@@ -232,12 +232,13 @@ class CudaProgram : public Program {
     LG_CHECK(
         static_cast<size_t>(m.slot) < args.buffers.size() && static_cast<size_t>(m.slot) < args.sizes.size(),
         name_, ": a tensor map of buffer slot ", m.slot, " of ", args.sizes.size());
-    const uint64_t dims[2] = {static_cast<uint64_t>(m.ld),
-                              static_cast<uint64_t>((args.sizes[m.slot] + m.ld - 1) / m.ld)};
-    const uint64_t strides[1] = {static_cast<uint64_t>(m.ld) * 2};
-    const uint32_t box[2] = {64, static_cast<uint32_t>(m.box_rows)}, element_strides[2] = {1, 1};
+    const TensorMapEncoding e = tensor_map_encoding(m, args.sizes[m.slot]);
+    const std::string violation = tensor_map_violation(e, reinterpret_cast<uintptr_t>(args.buffers[m.slot]));
+    LG_CHECK(violation.empty(), name_, ": the tensor map of buffer slot ", m.slot, ": ", violation);
+    const uint64_t strides[1] = {e.row_stride_bytes};
+    const uint32_t element_strides[2] = {1, 1};
     cu_check(cuda_api().cuTensorMapEncodeTiled(&out, kCuTensorMapDataTypeUint16, 2, args.buffers[m.slot],
-                                               dims, strides, box, element_strides,
+                                               e.dims, strides, e.box, element_strides,
                                                kCuTensorMapInterleaveNone, kCuTensorMapSwizzle128B,
                                                kCuTensorMapL2Promotion256B, kCuTensorMapOobFillNone),
              "cuTensorMapEncodeTiled");

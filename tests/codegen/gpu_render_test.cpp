@@ -233,6 +233,44 @@ TEST(CudaRenderer, RowKernelCombinesEachReductionBeforeItsThreadsWriteTheRow) {
   EXPECT_EQ(occurrences(vec, "__syncthreads();"), 4u) << vec;
 }
 
+// cuTensorMapEncodeTiled's arguments for a TMA operand (rows of ld 16-bit elements, boxes of 64 x
+// box_rows), and each documented requirement that an encoding can break.
+TEST(GpuLaunch, ATensorMapsEncodingIsHeldToTheDriversRequirements) {
+  // A K-major B of a 256 x 14336 (rows x K) weight read in boxes of 64 k x 256 rows
+  TensorMapEncoding e = tensor_map_encoding({2, 14336, 256}, 256 * 14336);
+  EXPECT_EQ(e.dims[0], 14336u);
+  EXPECT_EQ(e.dims[1], 256u);
+  EXPECT_EQ(e.row_stride_bytes, 28672u);
+  EXPECT_EQ(e.box[0], 64u);
+  EXPECT_EQ(e.box[1], 256u);
+  EXPECT_EQ(tensor_map_violation(e, 4096), "");
+  // a partial last row counts as a row
+  EXPECT_EQ(tensor_map_encoding({0, 100, 64}, 1001).dims[1], 11u);
+  auto broken = [&](auto change, uintptr_t address = 4096) {
+    TensorMapEncoding x = e;
+    change(x);
+    return tensor_map_violation(x, address);
+  };
+  EXPECT_EQ(broken([](TensorMapEncoding&) {}, 4104), "the buffer's address 4104 is not 16-byte aligned");
+  EXPECT_EQ(broken([](TensorMapEncoding& x) { x.dims[1] = 0; }), "dimension 1 is 0 elements, not 1 to 2^32");
+  EXPECT_EQ(broken([](TensorMapEncoding& x) { x.dims[0] = (uint64_t{1} << 32) + 1; }),
+            "dimension 0 is 4294967297 elements, not 1 to 2^32");
+  EXPECT_EQ(broken([](TensorMapEncoding& x) { x.row_stride_bytes = 28680; }),
+            "the row stride of 28680 bytes is not a multiple of 16 below 2^40");
+  EXPECT_EQ(broken([](TensorMapEncoding& x) { x.row_stride_bytes = uint64_t{1} << 40; }),
+            "the row stride of 1099511627776 bytes is not a multiple of 16 below 2^40");
+  EXPECT_EQ(broken([](TensorMapEncoding& x) { x.row_stride_bytes = 28656; }),
+            "the row stride of 28656 bytes is shorter than a row of 14336 elements");
+  EXPECT_EQ(broken([](TensorMapEncoding& x) { x.box[1] = 257; }),
+            "box dimension 1 is 257 elements, not 1 to 256");
+  EXPECT_EQ(broken([](TensorMapEncoding& x) { x.box[1] = 0; }),
+            "box dimension 1 is 0 elements, not 1 to 256");
+  EXPECT_EQ(broken([](TensorMapEncoding& x) { x.box[0] = 68; }),
+            "the box's row of 136 bytes is not a multiple of 16 of at most 128 (the swizzle's span)");
+  EXPECT_EQ(broken([](TensorMapEncoding& x) { x.box[0] = 12; }),
+            "the box's row of 24 bytes is not a multiple of 16 of at most 128 (the swizzle's span)");
+}
+
 TEST(GpuLaunch, MoreBlocksThanAGridRowMakesATwoDimensionalGridThatChecksItsBound) {
   int64_t rows = (int64_t{1} << 31) + 1;  // with 256 threads per block: > 2^31-1 blocks
   LinearProgram p = lower_kernel(scale_kernel(rows, 256), "k", {{OptKind::LOCAL, 1, 256}, {OptKind::GLOBAL, 0}});

@@ -414,6 +414,39 @@ TEST_F(BlockMma, ThePersistentClusterTilingWalksTilePairsAsEmulatedCuda) {
   EXPECT_LT(src.find("continue;", loop), drain) << "the drain after the loop";
 }
 
+// Every TMA tiling's tensor maps, for the row lengths of the llama3.1-8b step's operands (4096,
+// 14336, the 128256-entry vocabulary along m or n, with the other axes short so the buffers stay
+// small; along k so short a product would be split, schedule/split_reduce.h) in each operand
+// layout, encode to arguments the driver accepts
+// (cuTensorMapEncodeTiled's documented requirements) over their operands' buffers; the emulated
+// tests check the same for what they run.
+TEST_F(BlockMma, EveryTmaTensorMapOfTheStepsShapesMeetsTheDriversRequirements) {
+  struct Shape3 {
+    int64_t m, n, k;
+  };
+  int checked = 0;
+  for (Shape3 sh : {Shape3{256, 4096, 4096}, Shape3{256, 256, 14336}, Shape3{256, 14336, 256},
+                    Shape3{256, 128256, 128}, Shape3{128256, 256, 128}})
+    for (bool a_t : {false, true})
+      for (bool b_t : {false, true}) {
+        Matmul c{1, sh.m, sh.n, sh.k, dtypes::bfloat16, false, a_t, b_t};
+        Schedule s = create_schedule(matmul_graph("CPU", c));
+        for (int tiling : {13, 14, 15, 16}) {
+          SCOPED_TRACE(
+              str(sh.m, " x ", sh.n, " x ", sh.k, a_t ? " a_t" : "", b_t ? " b_t" : "", " tiling ", tiling));
+          LaunchDims d =
+              gpu_launch_dims(lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, tiling}}));
+          ASSERT_EQ(d.tensor_maps.size(), 2u);
+          for (const GpuTensorMap& m : d.tensor_maps) {
+            const int64_t elements = m.slot == d.tensor_maps[0].slot ? sh.m * sh.k : sh.k * sh.n;
+            EXPECT_EQ(tensor_map_violation(tensor_map_encoding(m, elements), 256), "") << "slot " << m.slot;
+            checked++;
+          }
+        }
+      }
+  EXPECT_EQ(checked, 5 * 4 * 4 * 2);
+}
+
 // TMA reads a buffer as rows of ld elements; an operand whose tiles cross those rows (an (M, K)
 // view 8 elements into a flat buffer) is refused, while the cp.async tilings take it.
 TEST_F(BlockMma, TheTmaTilingRefusesTilesAcrossRows) {

@@ -652,10 +652,11 @@ void emulate_cuda(const LinearProgram& prog, const std::vector<void*>& buffers, 
   for (const GpuTensorMap& m : dims.tensor_maps) {
     ASSERT_LT(static_cast<size_t>(m.slot), sizes.size())
         << prog.name << ": a TMA kernel needs its buffers' sizes";
-    const int64_t elements = sizes[m.slot];
-    maps.push_back({buffers[m.slot], static_cast<uint64_t>(m.ld),
-                    static_cast<uint64_t>((elements + m.ld - 1) / m.ld), static_cast<uint64_t>(m.ld * 2), 64,
-                    static_cast<uint32_t>(m.box_rows)});
+    // the arguments the CUDA runtime encodes, held to the driver's requirements as it holds them
+    const TensorMapEncoding e = tensor_map_encoding(m, sizes[m.slot]);
+    const std::string violation = tensor_map_violation(e, reinterpret_cast<uintptr_t>(buffers[m.slot]));
+    ASSERT_EQ(violation, "") << prog.name << ": the tensor map of buffer slot " << m.slot;
+    maps.push_back({buffers[m.slot], e.dims[0], e.dims[1], e.row_stride_bytes, e.box[0], e.box[1]});
   }
   for (EmulatedTensorMap& m : maps) args.push_back(&m);
   launch(dims.grid[0], dims.grid[1], dims.block[0], static_cast<size_t>(dims.shared_bytes), args.data(),
