@@ -77,6 +77,10 @@ static Config read_config() {
   c.tc = env_flag("TC", true, "maps bf16/fp16 matmuls onto tensor cores on CUDA devices");
   c.block_mma = env_flag("BLOCK_MMA", true, "uses block-tiled tensor-core matmuls where they fit");
   c.block_mma_tile = env_int("BLOCK_MMA_TILE", -1);  // range checked by TcTiling::from_config
+  c.mbarrier_watchdog_ms =
+      env_int_in("MBARRIER_WATCHDOG_MS", kDefaultMbarrierWatchdogMs, 0, kAny,
+                 "how long a CUDA kernel's mbarrier wait may last before it traps, in ms "
+                 "(0: no limit)");
   c.smem = env_flag("SMEM", false, "stages tensor-core matmul tiles in shared memory");
   c.atomic_scatter = env_flag("ATOMIC_SCATTER", true,
                               "runs GPU scatter-adds over their positions in parallel with atomic adds");

@@ -30,6 +30,9 @@
 //           48 KiB of shared memory; 10..16 are wgmma main loops, sm_90a, 12 warp-specialized, 13
 //           that with TMA, 14 that persistent, 15 that in clusters of 2, 16 those persistent), -1
 //           the heuristic's (default)
+//   MBARRIER_WATCHDOG_MS  how long an mbarrier wait of a CUDA kernel may last before the kernel
+//           traps (a deadlock in a warp-specialized matmul's hand-over; default 2000, 0: no limit,
+//           e.g. under cuda-gdb) (codegen/render_cuda.cpp)
 //   SMEM    1 shared-memory staging of tensor-core matmul tiles, 0 off (default: slower than
 //           unstaged on an H200 as it stands, docs/gpu.md) (codegen/smem.h)
 //   FLASH_ATTENTION  1: the Llama model's attention is one fused op (Tensor::flash_attention: no
@@ -55,6 +58,9 @@
 
 namespace lg {
 
+// The mbarrier watchdog's default limit (the CUDA prelude's LG_MBARRIER_WATCHDOG_NS, in ms).
+inline constexpr int kDefaultMbarrierWatchdogMs = 2000;
+
 struct Config {
   int debug = 0;
   int spec = 0;
@@ -72,6 +78,9 @@ struct Config {
   bool tc = true;
   bool block_mma = true;  // BLOCK_MMA=0: no block-tiled matmuls (codegen/block_mma.h)
   int block_mma_tile = -1;  // BLOCK_MMA_TILE: a fixed tiling (-1: the heuristic's)
+  // MBARRIER_WATCHDOG_MS: how long a CUDA kernel's mbarrier wait may last before it traps (0: no
+  // limit; codegen/render_cuda.cpp, docs/gpu.md "The mbarrier watchdog")
+  int mbarrier_watchdog_ms = kDefaultMbarrierWatchdogMs;
   bool smem = false;  // SMEM=1: shared-memory staging of matmul tiles (codegen/smem.h)
   // ATOMIC_SCATTER=0: GPU scatter-adds walk their positions in order (codegen/atomic_scatter.h)
   bool atomic_scatter = true;

@@ -265,6 +265,9 @@ template <int BM, int BN, int STAGES, int FULL, int CLUSTER = 1> LG_D void lg_ws
       lg_mbarrier_init(full + STAGES + s, EMPTY);
     }
     lg_fence_mbarrier_init();
+    /* the initialized mbarriers visible to the async proxy too, which TMA completes its bytes
+       through (the CUDA programming guide's TMA example fences the same way) */
+    lg_fence_proxy_async();
   }
   /* the mbarriers are initialized before anyone waits on them or arrives */
   if constexpr (CLUSTER == 1) __syncthreads();

@@ -157,12 +157,14 @@ __device__ __forceinline__ void lg_tma_load_2d_multicast(void* dst, const lg_ten
    waits at cluster scope: it acquires what threads of other blocks of the cluster released with
    their arrivals (lg_mbarrier_arrive_cluster).
    The watchdog: no wait of a working hand-over lasts more than microseconds (a stage's copies or
-   mmas), so one still waiting LG_MBARRIER_WATCHDOG_NS after its first failed try, by the GPU's
-   clock (%globaltimer, nanoseconds), is a deadlock, a bug in the kernel: the thread traps, and the
-   launch fails at the next synchronization instead of hanging the process (docs/gpu.md "The
-   mbarrier watchdog"). Written into the loop, it costs the waits no registers (ptxas: none of the
-   step's warp-specialized kernels spills, as a loop in C++ made two). */
+   mmas), so one still waiting LG_MBARRIER_WATCHDOG_NS (default 2 s) after its first failed try,
+   by the GPU's clock (%globaltimer, nanoseconds), is a deadlock, a bug in the kernel: the thread
+   traps, and the launch fails at the next synchronization instead of hanging the process
+   (docs/gpu.md "The mbarrier watchdog"). Written into the loop, it costs the waits no registers
+   (ptxas: none of the step's warp-specialized kernels spills, as a loop in C++ made two). */
+#ifndef LG_MBARRIER_WATCHDOG_NS /* MBARRIER_WATCHDOG_MS sets it through NVRTC (runtime/nvrtc.cpp) */
 #define LG_MBARRIER_WATCHDOG_NS 2000000000ull
+#endif
 #define LG_MBARRIER_WAIT(name, sem_scope) \
   __device__ __forceinline__ void name(uint64_t* bar, uint32_t parity) { \
     asm volatile("{\n.reg .pred p;\n.reg .u64 t0, t;\n" \

@@ -267,12 +267,16 @@ class CudaProgram : public Program {
   // its walk over the tiles only when another ends its own).
   void size_persistent_grid() {
     if (!dims_.persistent) return;
-    int per_sm = 0;
-    cu_check(cuda_api().cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn_, static_cast<int>(dims_.threads),
-                                                                    static_cast<size_t>(dims_.shared_bytes)),
-             "cuOccupancyMaxActiveBlocksPerMultiprocessor");
-    int64_t resident = int64_t{c_.sms} * std::max(per_sm, 1);
-    if (dims_.cluster > 1) {
+    int64_t resident = 0;
+    if (dims_.cluster == 1) {
+      int per_sm = 0;
+      cu_check(cuda_api().cuOccupancyMaxActiveBlocksPerMultiprocessor(
+                   &per_sm, fn_, static_cast<int>(dims_.threads), static_cast<size_t>(dims_.shared_bytes)),
+               "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+      resident = int64_t{c_.sms} * std::max(per_sm, 1);
+    } else {
+      // a kernel with required cluster dimensions is asked only how many clusters fit (whether the
+      // per-SM query accepts it, cuda.h does not say)
       const CuLaunchConfig config{.grid_x = dims_.grid[0], .grid_y = 1, .grid_z = 1, .block_x = dims_.block[0],
                                   .block_y = 1, .block_z = 1,
                                   .shared_bytes = static_cast<unsigned>(dims_.shared_bytes), .stream = nullptr,

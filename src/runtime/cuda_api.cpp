@@ -107,7 +107,8 @@ std::string cu_kernel_fault_hint(int status) {
   if (std::find(std::begin(kFaults), std::end(kFaults), status) == std::end(kFaults)) return "";
   return "; a kernel faulted: the failing launch is any since the last synchronization (DEBUG=1 waits "
          "for each launch and names the kernel that fails). A warp-specialized matmul "
-         "(BLOCK_MMA_TILE 12-16) traps when one of its mbarrier waits passes the 2 s watchdog, a "
+         "(BLOCK_MMA_TILE 12-16) traps when one of its mbarrier waits passes the watchdog "
+         "(MBARRIER_WATCHDOG_MS, default 2000), a "
          "deadlock in its hand-over (docs/gpu.md \"The mbarrier watchdog\"); without BLOCK_MMA_TILE "
          "and BEAM no matmul takes those tilings";
 }

@@ -141,6 +141,11 @@ NvrtcCompiler::NvrtcCompiler(std::string arch) : arch_(std::move(arch)) {
   const NvrtcApi& a = api();
   include_dir_ = a.include_dir;
   options_ = {"--gpu-architecture=" + arch_, "--fmad=false", "-std=c++17", "-I" + include_dir_};
+  // MBARRIER_WATCHDOG_MS other than the prelude's default (codegen/render_cuda.cpp); 0: a limit
+  // no wait reaches. Only then an option, so the default's cached kernels keep their key.
+  if (const int ms = config().mbarrier_watchdog_ms; ms != kDefaultMbarrierWatchdogMs)
+    options_.push_back(
+        str("-DLG_MBARRIER_WATCHDOG_NS=", ms == 0 ? ~uint64_t{0} : uint64_t(ms) * 1000000, "ull"));
   key_ = str("nvrtc ", a.major, ".", a.minor);
   for (const std::string& o : options_) key_ += " " + o;
 }

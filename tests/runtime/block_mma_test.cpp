@@ -20,6 +20,7 @@
 #include "codegen/heuristic_gpu.h"
 #include "codegen/render_cuda.h"
 #include "codegen/tensor_core.h"
+#include "common/user_error.h"
 #include "ir/build.h"
 #include "ir/graph.h"
 #include "rewrite/rewrite.h"
@@ -670,6 +671,40 @@ TEST_F(BlockMma, BeamStepsTheTilingAndTurnsItOff) {
   for (const std::vector<Opt>& o : sm90a->next(sm90a->starts()[0]))
     if (o.size() == 1 && o[0].kind == OptKind::BLOCK_MMA) tilings.insert(o[0].amount);
   EXPECT_TRUE(tilings.count(10) && tilings.count(11)) << tilings.size();
+}
+
+// MBARRIER_WATCHDOG_MS reaches the kernels' waits through an NVRTC option (and so the cache key):
+// none at the default 2000 ms, the limit in ns otherwise, and a limit no wait reaches for 0.
+TEST_F(BlockMma, MbarrierWatchdogMsSetsTheWaitsLimit) {
+  std::string why;
+  if (!nvrtc_available(&why)) GTEST_SKIP() << "no NVRTC: " << why;
+  Schedule s = create_schedule(matmul_graph("CPU", {1, 256, 256, 128, dtypes::bfloat16, false, false, true}));
+  const std::string src =
+      CudaRenderer().render(lower_kernel(s.items.at(0).ast, "k", {{OptKind::BLOCK_MMA, 0, 12}}));
+  auto ptx_and_key = [&](const char* ms) {
+    if (ms)
+      setenv("MBARRIER_WATCHDOG_MS", ms, 1);
+    else
+      unsetenv("MBARRIER_WATCHDOG_MS");
+    config_reload();
+    NvrtcCompiler c("compute_90a");
+    std::vector<uint8_t> ptx = c.compile(src);
+    return std::make_pair(std::string(ptx.begin(), ptx.end()), c.key());
+  };
+  auto [ptx, key] = ptx_and_key(nullptr);
+  EXPECT_EQ(key.find("LG_MBARRIER_WATCHDOG_NS"), std::string::npos) << key;
+  EXPECT_NE(ptx.find("2000000000;"), std::string::npos);  // setp.lt.u64 p, t, 2000000000;
+  std::tie(ptx, key) = ptx_and_key("500");
+  EXPECT_NE(key.find("-DLG_MBARRIER_WATCHDOG_NS=500000000ull"), std::string::npos) << key;
+  EXPECT_NE(ptx.find("500000000;"), std::string::npos);
+  EXPECT_EQ(ptx.find("2000000000;"), std::string::npos);
+  std::tie(ptx, key) = ptx_and_key("0");
+  EXPECT_NE(key.find("-DLG_MBARRIER_WATCHDOG_NS=18446744073709551615ull"), std::string::npos) << key;
+  EXPECT_NE(ptx.find("-1;"), std::string::npos);  // the largest u64, as PTX prints it
+  setenv("MBARRIER_WATCHDOG_MS", "-3", 1);
+  EXPECT_NE(testing_util::error_of([] { config_reload(); }).find("MBARRIER_WATCHDOG_MS"), std::string::npos);
+  unsetenv("MBARRIER_WATCHDOG_MS");
+  config_reload();
 }
 
 TEST_F(BlockMma, NvrtcCompilesItWithAsyncCopiesLdmatrixAndMma) {
