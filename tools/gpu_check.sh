@@ -268,7 +268,8 @@ matmul_run() {
       local key=${BASH_REMATCH[1]}${BASH_REMATCH[2]:+a}${BASH_REMATCH[3]:+t}$suffix
       if [[ ${BASH_REMATCH[5]} == ok ]]; then lg_tflops[$key]=${BASH_REMATCH[4]}; else check_failed[$key]=1; fi
     done <"$out"
-    [[ $rc != 0 ]] && bad+=("$layout")
+    # probed below: a wrong or crashed layout (a hung one would hang its probes as well)
+    [[ $rc != 0 && $rc != 124 && $rc != 137 ]] && bad+=("$layout")
     local missing
     case $rc in
       0) continue ;;

@@ -144,7 +144,8 @@ grep -qF "settings: tokens/s | n/a (the default settings' matmuls were the faste
 
 # A setting whose first layout hangs or crashes: the rows say why, and its later layouts are not
 # run (each would spend its time limit the same way); the next setting runs all three. A failed
-# check (exit 1) skips nothing. Each failed layout is probed at 512 and 4096 under its setting.
+# check (exit 1) skips nothing. Each failed or crashed layout (not a hung one) is probed at 512 and
+# 4096 under its setting.
 out=$(STUB_GPU="NVIDIA H200" STUB_GPU_LINE=$h100 STUB_FIT_8192=1 run --also BLOCK_MMA_TILE=16 --also BLOCK_MMA_TILE=15 \
   --also BLOCK_MMA_TILE=14 --also BLOCK_MMA=0) || fail "exit $?: $out"
 grep -qF "| bf16 matmul 4096, a @ b, BLOCK_MMA_TILE=16 (TFLOP/s) | timeout after 30 s |" <<<"$out" || fail "hung row: $out"
@@ -164,13 +165,15 @@ grep -qF "| bf16 matmul 8192, a @ W^T, BLOCK_MMA_TILE=14 (TFLOP/s) | 200.25 |" <
 [[ $(grep -v -- --probe "$STUB_CALLS" | grep -c '^bench matmul') == 11 ]] || fail "matmul runs: $(cat "$STUB_CALLS")"
 # the probes: each failed layout at 512 and 4096, under its setting
 probes=$(grep -- '--probe' "$STUB_CALLS" | sed -E 's/ --device CUDA --dtype bf16//; s/ \[BLOCK_MMA=.*//' | tr '\n' ';')
-# (the default's a^T @ b; tiling 16's a @ b; 15's; 14's a @ b and a^T @ b; BLOCK_MMA=0's a^T @ b)
+# (the default's a^T @ b; tiling 15's a @ b; 14's a @ b and a^T @ b; BLOCK_MMA=0's a^T @ b; not
+# tiling 16's hung a @ b)
 p="bench matmul --probe --sizes"
-[[ $probes == "$p 512 --at;$p 4096 --at;$p 512;$p 4096;$p 512;$p 4096;$p 512;$p 4096;$p 512 --at;$p 4096 --at;$p 512 --at;$p 4096 --at;" ]] ||
+[[ $probes == "$p 512 --at;$p 4096 --at;$p 512;$p 4096;$p 512;$p 4096;$p 512 --at;$p 4096 --at;$p 512 --at;$p 4096 --at;" ]] ||
   fail "probe runs: $probes"
 grep -qF "probe lines of bench matmul --probe --device CUDA --dtype bf16 --sizes 4096 [BLOCK_MMA_TILE=14]" "$dir/build/gpu_check_probe.txt" ||
   fail "probe file: $(cat "$dir/build/gpu_check_probe.txt")"
-grep -qF "== probe, BLOCK_MMA_TILE=16  N=512" "$dir/build/gpu_check_probe.txt" || fail "probe file headers: $(cat "$dir/build/gpu_check_probe.txt")"
+grep -qF "== probe, BLOCK_MMA_TILE=15  N=512" "$dir/build/gpu_check_probe.txt" || fail "probe file headers: $(cat "$dir/build/gpu_check_probe.txt")"
+grep -qF "BLOCK_MMA_TILE=16" "$dir/build/gpu_check_probe.txt" && fail "a hung layout was probed: $(cat "$dir/build/gpu_check_probe.txt")"
 grep -qF "(how the failed matmuls are wrong, by bench matmul --probe: $dir/build/gpu_check_probe.txt)" <<<"$out" || fail "probe note: $out"
 
 # --out: the log and the table go there, not into the build folder
