@@ -162,7 +162,7 @@ template <int MN, int THREADS> LG_D void lg_wgmma_copy_mn(uint16_t* s, const uin
    MN / 64 KiB), or with SLABS 64-wide slabs of 64 k rows as TMA writes them (atoms 8 KiB apart,
    8-k groups 1 KiB). */
 template <int BM, int BN, bool A_K, bool B_K, bool BF16, bool SLABS>
-LG_D void lg_wgmma_stage(float* d, const uint16_t* sa, int wg) {
+LG_D void lg_wgmma_stage(lg_mma_f32x4* d, const uint16_t* sa, int wg) {
   constexpr int BK = 64, A_TILE = BM * BK;
   constexpr uint32_t a_mn_sbo = SLABS ? 1024 : (BM / 64) * 1024, b_mn_sbo = SLABS ? 1024 : (BN / 64) * 1024;
   constexpr uint32_t mn_lbo = SLABS ? 64 * 128 : 1024;
@@ -215,7 +215,7 @@ LG_D void lg_block_wgmma(const void* a_ptr, int64_t a_off, int64_t a_ld, const v
     if (B_K) lg_bmma_copy<BN, BK, THREADS>(sa + A_TILE, B + k0, b_ld, t);
     else lg_wgmma_copy_mn<BN, THREADS>(sa + A_TILE, B + k0 * b_ld, b_ld, t);
   };
-  float* d = acc[0][0].x;
+  lg_mma_f32x4* const d = acc[0];
   auto issue = [&](int s) { lg_wgmma_stage<BM, BN, A_K, B_K, BF16, false>(d, lg_bmma_smem + s * STAGE, wm / 4); };
   lg_bmma_pipeline<STAGES, 1>(tiles, load, issue);
 }
@@ -401,7 +401,7 @@ LG_D void lg_ws_consume(int64_t K, int wm, bool first, uint16_t* smem, lg_mma_f3
 #pragma unroll
     for (int j = 0; j < BN / 8; j++) acc[0][j] = lg_mma_f32x4{{0.f, 0.f, 0.f, 0.f}};
   }
-  float* d = acc[0][0].x;
+  lg_mma_f32x4* const d = acc[0];
   const int tiles_k = (int)(K / BK);
   int before = -1; /* the stage of the tile whose mmas are still in flight */
   for (int kt = 0; kt < tiles_k; kt++) {

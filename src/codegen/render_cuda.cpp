@@ -71,21 +71,23 @@ __device__ __forceinline__ void lg_ldmatrix_x4_trans(uint32_t (&r)[4], const voi
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(lg_smem_address(p)) : "memory");
 }
-/* Warpgroup mmas (sm_90a; codegen/render_block_mma.h): D (64 x N: this thread's N/2 floats, per 8
-   columns the mma.sync C layout of the warp's 16 rows) += A (64 x 16) B (16 x N), both read from
-   shared memory through descriptors (lg_wgmma_desc); TA, TB: 0 the operand is K-major, 1 MN-major
-   (the instruction's transpose immediates). Asynchronous: issued by the 4 warps of a warpgroup
-   together after lg_wgmma_fence, done once lg_wgmma_commit and an lg_wgmma_wait that covers it
-   return; until then neither D nor the tiles it reads may be touched. */
+/* Warpgroup mmas (sm_90a; codegen/render_block_mma.h): D (64 x N: this thread's N/2 floats as N/8
+   fragments d[0..N/8), each the mma.sync C layout of the warp's 16 rows and 8 columns, indexed as
+   fragments: C++ does not define them as one run of floats) += A (64 x 16) B (16 x N), both read
+   from shared memory through descriptors (lg_wgmma_desc); TA, TB: 0 the operand is K-major, 1
+   MN-major (the instruction's transpose immediates). Asynchronous: issued by the 4 warps of a
+   warpgroup together after lg_wgmma_fence, done once lg_wgmma_commit and an lg_wgmma_wait that
+   covers it return; until then neither D nor the tiles it reads may be touched. */
 __device__ __forceinline__ void lg_wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
 /* wgmma reads shared memory through the async proxy, cp.async writes it through the generic one:
    each thread fences its completed copies before the barrier after which a wgmma reads them. */
 __device__ __forceinline__ void lg_fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
 __device__ __forceinline__ void lg_wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
 template <int N> __device__ __forceinline__ void lg_wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(N) : "memory"); }
-#define LG_WGMMA_F8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define LG_WGMMA_F8(i) "+f"(d[(i) / 4].x[0]), "+f"(d[(i) / 4].x[1]), "+f"(d[(i) / 4].x[2]), "+f"(d[(i) / 4].x[3]), \
+  "+f"(d[(i) / 4 + 1].x[0]), "+f"(d[(i) / 4 + 1].x[1]), "+f"(d[(i) / 4 + 1].x[2]), "+f"(d[(i) / 4 + 1].x[3])
 #define LG_WGMMA_N128(name, type) \
-  template <int TA, int TB> __device__ __forceinline__ void name(float* d, uint64_t a, uint64_t b) { \
+  template <int TA, int TB> __device__ __forceinline__ void name(lg_mma_f32x4* d, uint64_t a, uint64_t b) { \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n" \
                  "wgmma.mma_async.sync.aligned.m64n128k16.f32." type "." type " {" \
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63" \
@@ -96,7 +98,7 @@ template <int N> __device__ __forceinline__ void lg_wgmma_wait() { asm volatile(
 LG_WGMMA_N128(lg_wgmma_m64n128k16_bf16, "bf16")
 LG_WGMMA_N128(lg_wgmma_m64n128k16_f16, "f16")
 #define LG_WGMMA_N256(name, type) \
-  template <int TA, int TB> __device__ __forceinline__ void name(float* d, uint64_t a, uint64_t b) { \
+  template <int TA, int TB> __device__ __forceinline__ void name(lg_mma_f32x4* d, uint64_t a, uint64_t b) { \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n" \
                  "wgmma.mma_async.sync.aligned.m64n256k16.f32." type "." type " {" \
                  "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63, %64, %65, %66, %67, %68, %69, %70, %71, %72, %73, %74, %75, %76, %77, %78, %79, %80, %81, %82, %83, %84, %85, %86, %87, %88, %89, %90, %91, %92, %93, %94, %95, %96, %97, %98, %99, %100, %101, %102, %103, %104, %105, %106, %107, %108, %109, %110, %111, %112, %113, %114, %115, %116, %117, %118, %119, %120, %121, %122, %123, %124, %125, %126, %127" \

@@ -409,7 +409,7 @@ static inline void lg_ldmatrix_x4_trans(uint32_t (&r)[4], const void* p) { lg_ld
 // (warp w of the warpgroup, lane l) holds for each 8 columns j the floats 4j..4j+3 at rows
 // 16w + l/4 (+8 for the last two), columns 8j + 2(l%4) (+1 for the odd ones). Each element is its
 // 16 products summed in k order, then added to D (the mma.sync order, ir/ops.def BLOCK_MMA).
-struct lg_wgmma_op { float* d; uint64_t a, b; int n; bool bf16, ta, tb; };
+struct lg_wgmma_op { lg_mma_f32x4* d; uint64_t a, b; int n; bool bf16, ta, tb; };
 struct lg_wgmma_state { std::vector<lg_wgmma_op> open; std::vector<std::vector<lg_wgmma_op>> groups; bool fenced = false; };
 static lg_wgmma_state lg_wgmma[1024];
 static inline void lg_wgmma_fence() { lg_wgmma[lg_me].fenced = true; }
@@ -444,7 +444,7 @@ static void lg_wgmma_run(const lg_wgmma_op& op, unsigned f) { /* f: the issuing 
       float s = lg_wgmma_element(op.a, row, 0, op.bf16, op.ta) * lg_wgmma_element(op.b, col, 0, op.bf16, op.tb);
       for (unsigned k = 1; k < 16; k++)
         s += lg_wgmma_element(op.a, row, k, op.bf16, op.ta) * lg_wgmma_element(op.b, col, k, op.bf16, op.tb);
-      op.d[4 * j + e] += s;
+      op.d[j].x[e] += s;
     }
 }
 // wgmma.wait_group is .aligned across the warpgroup and a group's mmas are the warpgroup's: a wait
@@ -477,7 +477,7 @@ template <int N> static inline void lg_wgmma_wait() {
   lg_wgmma[lg_me].fenced = false;
 }
 #define LG_WGMMA_EMU(name, n_, bf16_) \
-  template <int TA, int TB> static inline void name(float* d, uint64_t a, uint64_t b) { \
+  template <int TA, int TB> static inline void name(lg_mma_f32x4* d, uint64_t a, uint64_t b) { \
     if (!lg_wgmma[lg_me].fenced && !lg_emulation_error) lg_emulation_error = "a wgmma issued without wgmma.fence after a wait"; \
     lg_wgmma[lg_me].open.push_back({d, a, b, n_, bf16_, TA != 0, TB != 0}); \
   }
