@@ -18,7 +18,9 @@
 #   (gpu_check.sh --flash), and with --best the step gpu_check.sh --best may run again (the fused
 #   attention's with --flash, else the first --seq's) under each --also setting. The
 #   op harness is not pre-compiled (its kernels are small; NVRTC compiles them on the GPU machine).
-#   CUDA_ARCH (default sm_90a) is the target.
+#   CUDA_ARCH (default sm_90a) is the target. DIR/ptxas_report.txt gets what ptxas said of each
+#   kernel as it compiled (PTXAS=1: registers, spills, serialized wgmmas), a line each under the
+#   setting that compiled it; the kernels it warns of are printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -63,38 +65,57 @@ done
 
 echo "== kernel cache: every kernel of the GPU check, compiled on CUDANULL"
 export LAZYGRAD_CACHE_DIR=$out/kernel-cache
+# What ptxas says of each kernel (PTXAS=1, docs/debugging.md "What ptxas says of a kernel"): kept as
+# the kernels compile, a line each in $report under the setting that compiled it; the commands'
+# other stderr lines are shown as before.
+report=$out/ptxas_report.txt
+: >"$report.raw"
+with_ptxas() {  # with_ptxas LABEL COMMAND...
+  local label=$1 err rc=0; shift
+  err=$(mktemp)
+  PTXAS=1 "$@" 2>"$err" || rc=$?
+  grep '^ptxas ' "$err" | sed "s|^|[$label] |" >>"$report.raw" || true
+  grep -v '^ptxas ' "$err" >&2 || true
+  rm -f "$err"
+  return $rc
+}
 settings=("-")
 settings+=("${also[@]}")
 for setting in "${settings[@]}"; do
   env_set=(); [[ $setting != - ]] && IFS=, read -ra env_set <<<"$setting"
   for layout in "" --bt --at; do
-    env "${env_set[@]}" "$out/lazygrad" bench matmul --device CUDANULL --dtype bf16 --sizes 4096,8192 --repeats 1 $layout >/dev/null
+    with_ptxas "$setting" env "${env_set[@]}" "$out/lazygrad" bench matmul --device CUDANULL --dtype bf16 --sizes 4096,8192 \
+      --repeats 1 $layout >/dev/null
     # gpu_check.sh's probes of a layout that fails (bench matmul --probe at 512 and 4096)
-    env "${env_set[@]}" "$out/lazygrad" bench matmul --probe --device CUDANULL --dtype bf16 --sizes 512,4096 $layout >/dev/null
+    with_ptxas "$setting" env "${env_set[@]}" "$out/lazygrad" bench matmul --probe --device CUDANULL --dtype bf16 \
+      --sizes 512,4096 $layout >/dev/null
   done
   echo "matmuls ($setting): done"
 done
-"$out/lazygrad" bench optimizer --device CUDANULL --params 1486901248 --repeats 1 >/dev/null 2>&1
+with_ptxas - "$out/lazygrad" bench optimizer --device CUDANULL --params 1486901248 --repeats 1 >/dev/null
 echo "AdamW update (gpu_check.sh --optimizer): done"
 for s in ${seqs//,/ }; do
-  DEVICE=CUDANULL "$out/lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$s" --batch 1 --dtype bf16 \
-    --synthetic --steps 2 --eval-samples 1 >/dev/null
+  with_ptxas - env DEVICE=CUDANULL "$out/lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "$s" --batch 1 \
+    --dtype bf16 --synthetic --steps 2 --eval-samples 1 >/dev/null
   echo "llama3.1-8b step, $layers layers, seq $s: done"
 done
 if [[ $flash == 1 ]]; then
-  FLASH_ATTENTION=1 DEVICE=CUDANULL "$out/lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "${seqs%%,*}" \
-    --batch 1 --dtype bf16 --synthetic --steps 2 --eval-samples 1 >/dev/null
+  with_ptxas FLASH_ATTENTION=1 env FLASH_ATTENTION=1 DEVICE=CUDANULL "$out/lazygrad" train --model llama3.1-8b \
+    --set layers="$layers" --seq "${seqs%%,*}" --batch 1 --dtype bf16 --synthetic --steps 2 --eval-samples 1 >/dev/null
   echo "llama3.1-8b step, $layers layers, seq ${seqs%%,*}, FLASH_ATTENTION=1: done"
-  "$out/lazygrad" bench attention --device CUDANULL --dtype bf16 --seq "${seqs%%,*}" --repeats 1 >/dev/null
+  with_ptxas - "$out/lazygrad" bench attention --device CUDANULL --dtype bf16 --seq "${seqs%%,*}" --repeats 1 >/dev/null
   echo "attention layer, seq ${seqs%%,*}: done"
 fi
 if [[ $best == 1 ]]; then
   for setting in "${also[@]}"; do
     IFS=, read -ra env_set <<<"$setting"
     [[ $flash == 1 ]] && env_set+=(FLASH_ATTENTION=1)
-    env "${env_set[@]}" DEVICE=CUDANULL "$out/lazygrad" train --model llama3.1-8b --set layers="$layers" --seq "${seqs%%,*}" \
-      --batch 1 --dtype bf16 --synthetic --steps 2 --eval-samples 1 >/dev/null
+    with_ptxas "$(IFS=,; echo "${env_set[*]}")" env "${env_set[@]}" DEVICE=CUDANULL "$out/lazygrad" train --model llama3.1-8b \
+      --set layers="$layers" --seq "${seqs%%,*}" --batch 1 --dtype bf16 --synthetic --steps 2 --eval-samples 1 >/dev/null
     echo "llama3.1-8b step, $layers layers, seq ${seqs%%,*}, ${env_set[*]} (gpu_check.sh --best): done"
   done
 fi
-echo "$(find "$out/kernel-cache" -type f | wc -l) cached kernels, $(du -sh "$out" | cut -f1) in $out"
+sort -u "$report.raw" >"$report" && rm -f "$report.raw"
+echo "ptxas: $(wc -l <"$report") kernel reports, $(grep -c WARNING "$report" || true) with a WARNING (spills, serialized wgmmas) in $report"
+grep WARNING "$report" | cut -c1-200 || true
+echo "$(find "$out/kernel-cache/kernels" -type f | wc -l) cached kernels, $(du -sh "$out" | cut -f1) in $out"

@@ -89,6 +89,7 @@ static Config read_config() {
   c.kblock = env_flag("KBLOCK", true, "lets the CPU heuristic block reductions");
   c.pack = env_flag("PACK", true, "lets the CPU heuristic pack matmul operands");
   c.poison = env_flag("POISON", false, "fills new device memory with 0xFF bytes (NaN) before use");
+  c.ptxas = env_flag("PTXAS", false, "prints what ptxas says of each CUDA kernel (registers, spills, wgmma)");
   c.recycle_pages = env_flag("RECYCLE_PAGES", true, "moves pooled pages into new CPU buffers");
   c.stream_stores = env_flag("STREAM_STORES", true, "writes large CPU kernel outputs with streaming stores");
   c.tc_run = env_int("TC_RUN", 16);

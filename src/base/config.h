@@ -49,6 +49,9 @@
 //   POISON  1: every new buffer, Jit arena and BEAM output is filled with 0xFF bytes (NaN in every
 //           float dtype) before its first kernel, so a kernel that reads memory nothing wrote
 //           shows it; 0: memory as the allocator hands it back (default; runtime/device.h)
+//   PTXAS   1: a line per CUDA kernel loaded (sm_XY targets, the NULL and CHECK devices too) with what
+//           ptxas says of it: registers, spills, static shared memory, and a WARNING where it spills
+//           or serialized its wgmmas (runtime/ptxas_report.h; the report is cached beside the kernel)
 //   CUDA_PATH  the CUDA toolkit (NVRTC and its headers; default: next to libnvrtc, /usr/local/cuda)
 //   RING, ALL2ALL  allreduce algorithm choice: 0 never, 1 when large (default RING=1, ALL2ALL=0),
 //           2 always (schedule/allreduce.h)
@@ -92,6 +95,8 @@ struct Config {
   bool recycle_pages = true;
   // POISON=1: new device memory is filled with 0xFF (NaNs) before use (runtime/device.h allocate)
   bool poison = false;
+  // PTXAS=1: each CUDA kernel's ptxas report, a line as it is loaded (runtime/ptxas_report.h)
+  bool ptxas = false;
   // STREAM_STORES=0: CPU kernels store large outputs as ordinary stores (codegen/streaming_stores.h)
   bool stream_stores = true;
   // Tensor-core tiling (codegen/heuristic_tc.cpp), at most: mma tiles per warp along m and n, warps

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,13 @@ constexpr uint8_t kPoisonByte = 0xFF;
 // BEAM's outputs get memory.
 void* allocate(Allocator& a, size_t bytes);
 
+// A compiler's word on one kernel's resources (Compiler::resource_report): one line, and whether it
+// says the kernel runs slower than its source asks (spills, serialized mmas).
+struct ResourceReport {
+  std::string text;
+  bool warning = false;
+};
+
 class Compiler {
  public:
   virtual ~Compiler() = default;
@@ -67,6 +75,11 @@ class Compiler {
   virtual bool batches() const { return false; }
   // Identifies compiler, flags and target: part of every cache key.
   virtual std::string key() const = 0;
+  // What the compiler's assembler says of source's kernel (PTXAS=1; NVRTC: registers, spills,
+  // wgmma serialization, runtime/ptxas_report.h); none where the compiler says nothing.
+  virtual std::optional<ResourceReport> resource_report(const std::string& /*source*/) const {
+    return std::nullopt;
+  }
 };
 
 // Arguments of one kernel launch.

@@ -9,7 +9,9 @@
 
 #include "base/config.h"
 #include "base/error.h"
+#include "runtime/disk_cache.h"
 #include "runtime/dynlib.h"
+#include "runtime/ptxas_report.h"
 
 namespace lg {
 namespace {
@@ -150,30 +152,57 @@ NvrtcCompiler::NvrtcCompiler(std::string arch) : arch_(std::move(arch)) {
   for (const std::string& o : options_) key_ += " " + o;
 }
 
-std::vector<uint8_t> NvrtcCompiler::compile(const std::string& source) const {
+NvrtcCompiler::Output NvrtcCompiler::run(const std::string& source, bool ptxas_verbose) const {
   const NvrtcApi& a = api();
   ProgramHandle prog;
   check(a.nvrtcCreateProgram(&prog.p, source.c_str(), "lg_kernel.cu", 0, nullptr, nullptr), "nvrtcCreateProgram");
   std::vector<const char*> opts;
   for (const std::string& o : options_) opts.push_back(o.c_str());
+  if (ptxas_verbose) opts.push_back("--ptxas-options=-v");  // the log only: the cubin is the same
   int status = a.nvrtcCompileProgram(prog.p, static_cast<int>(opts.size()), opts.data());
   compiles++;
   size_t log_size = 0;
   check(a.nvrtcGetProgramLogSize(prog.p, &log_size), "nvrtcGetProgramLogSize");
-  std::string log(log_size, '\0');
-  check(a.nvrtcGetProgramLog(prog.p, log.data()), "nvrtcGetProgramLog");
-  log.resize(log.find('\0') == std::string::npos ? log.size() : log.find('\0'));  // the size counts the NUL
+  Output out;
+  out.log.assign(log_size, '\0');
+  check(a.nvrtcGetProgramLog(prog.p, out.log.data()), "nvrtcGetProgramLog");
+  out.log.resize(out.log.find('\0') == std::string::npos ? out.log.size()
+                                                         : out.log.find('\0'));  // the size counts the NUL
   if (status != 0)
-    internal_error(__FILE__, __LINE__, str("nvrtcCompileProgram failed (", a.nvrtcGetErrorString(status), ", ", key_,
-                                           "):\n", log, "\n--- source ---\n", source));
+    internal_error(__FILE__, __LINE__,
+                   str("nvrtcCompileProgram failed (", a.nvrtcGetErrorString(status), ", ", key_, "):\n",
+                       out.log, "\n--- source ---\n", source));
   bool cubin = arch_.rfind("sm_", 0) == 0;  // a real architecture: machine code; virtual: PTX
   size_t size = 0;
   check(cubin ? a.nvrtcGetCUBINSize(prog.p, &size) : a.nvrtcGetPTXSize(prog.p, &size), cubin ? "nvrtcGetCUBINSize" : "nvrtcGetPTXSize");
-  std::vector<uint8_t> out(size);
-  char* dst = reinterpret_cast<char*>(out.data());
+  out.binary.resize(size);
+  char* dst = reinterpret_cast<char*>(out.binary.data());
   check(cubin ? a.nvrtcGetCUBIN(prog.p, dst) : a.nvrtcGetPTX(prog.p, dst), cubin ? "nvrtcGetCUBIN" : "nvrtcGetPTX");
-  LG_CHECK(!out.empty(), "NVRTC returned an empty ", cubin ? "cubin" : "PTX");
+  LG_CHECK(!out.binary.empty(), "NVRTC returned an empty ", cubin ? "cubin" : "PTX");
   return out;
+}
+
+std::vector<uint8_t> NvrtcCompiler::compile(const std::string& source) const {
+  // With PTXAS=1 the compile also keeps ptxas's report, so a kernel compiled once is reported
+  // from the cache after (resource_report)
+  if (!config().ptxas || arch_.rfind("sm_", 0) != 0) return run(source, false).binary;
+  Output out = run(source, true);
+  const std::string lines = ptxas_lines(out.log);
+  cache_put("ptxas", key_ + "\n" + source, {lines.begin(), lines.end()});
+  return std::move(out.binary);
+}
+
+std::optional<ResourceReport> NvrtcCompiler::resource_report(const std::string& source) const {
+  if (arch_.rfind("sm_", 0) != 0) return std::nullopt;  // PTX: ptxas runs in the driver, at load
+  std::string log;
+  if (std::optional<std::vector<uint8_t>> hit = cache_get("ptxas", key_ + "\n" + source)) {
+    log.assign(hit->begin(), hit->end());
+  } else {
+    log = ptxas_lines(run(source, true).log);
+    cache_put("ptxas", key_ + "\n" + source, {log.begin(), log.end()});
+  }
+  PtxasReport r = parse_ptxas_log(log);
+  return ResourceReport{describe(r), slower_than_written(r)};
 }
 
 }  // namespace lg

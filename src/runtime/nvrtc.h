@@ -10,6 +10,7 @@
 // A compile error is an internal error showing NVRTC's log and the source; every other NVRTC
 // status is checked at its call, naming the call.
 #include <cstddef>
+#include <optional>
 #include <string>
 
 #include "runtime/device.h"
@@ -22,10 +23,21 @@ class NvrtcCompiler : public Compiler {
   // missing: a user error saying what was tried.
   explicit NvrtcCompiler(std::string arch);
   std::vector<uint8_t> compile(const std::string& source) const override;
+  // ptxas's report of the source's kernel (runtime/ptxas_report.h): NVRTC with
+  // --ptxas-options=-v, the log kept in the disk cache ("ptxas" entries, the kernels' key), so a
+  // kernel is compiled for it once; compile() under PTXAS=1 keeps it as well. None for a virtual
+  // architecture (compute_XY: ptxas runs in the driver).
+  std::optional<ResourceReport> resource_report(const std::string& source) const override;
   std::string key() const override { return key_; }
   const std::string& arch() const { return arch_; }
 
  private:
+  struct Output {
+    std::vector<uint8_t> binary;
+    std::string log;  // NVRTC's, ptxas's lines included when asked for
+  };
+  Output run(const std::string& source, bool ptxas_verbose) const;
+
   std::string arch_, include_dir_, key_;
   std::vector<std::string> options_;
 };

@@ -45,6 +45,9 @@ std::shared_ptr<Program> keep_program(Device& dev, const ScheduleItem& item, Pen
   BuiltProgram b = load_program(dev, pending);
   if (config().debug >= 1 && dev.renderer())
     std::fprintf(stderr, "%s %s\n", b.compiled ? "compiled" : "cached  ", item.name.c_str());
+  if (config().ptxas && dev.renderer())
+    if (std::optional<ResourceReport> r = dev.compiler()->resource_report(pending.source))
+      std::fprintf(stderr, "ptxas %s %s: %s\n", dev.name().c_str(), item.name.c_str(), r->text.c_str());
   std::shared_ptr<Program> p = std::move(b.program);
   std::lock_guard lock(cache_mu);
   built++;
